@@ -1,0 +1,78 @@
+"""recallgate: decide what an AI agent should remember right now.
+
+import recallgate
+store = recallgate.open_store("sqlite:///memory.db")
+policy = recallgate.RecallPolicy(store, decider=recallgate.default_decider(),
+                                 namespaces=["/facts/{actorId}", "/preferences/{actorId}"])
+recall = policy.recall("I'd like a drink, what should I get?", actor_id="demo_user")
+recall.context   # the block to inject ("" when nothing is kept)
+"""
+
+from __future__ import annotations
+
+from .deciders import (
+    ChoiceAnswer,
+    Decider,
+    EmbeddedDecider,
+    Question,
+    ScoreAnswer,
+    available_deciders,
+    default_decider,
+    make_decider,
+    register_decider,
+)
+from .embeddings import Embedder, default_embedder, make_embedder, register_embedder
+from .errors import (
+    DeciderBadResponse,
+    DeciderError,
+    DeciderTimeout,
+    DeciderUnavailable,
+    DimensionMismatchError,
+    InvalidIdError,
+    RecallgateError,
+    StoreError,
+    UsageError,
+)
+from .policy import Recall, RecallPolicy, RecallStats
+from .records import Event, MemoryRecord, SearchHit, render_text, resolve_namespace, validate_id
+from .stores import MemoryStore, open_store, register_store
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ChoiceAnswer",
+    "Decider",
+    "DeciderBadResponse",
+    "DeciderError",
+    "DeciderTimeout",
+    "DeciderUnavailable",
+    "DimensionMismatchError",
+    "EmbeddedDecider",
+    "Embedder",
+    "Event",
+    "InvalidIdError",
+    "MemoryRecord",
+    "MemoryStore",
+    "Question",
+    "Recall",
+    "RecallPolicy",
+    "RecallStats",
+    "RecallgateError",
+    "ScoreAnswer",
+    "SearchHit",
+    "StoreError",
+    "UsageError",
+    "__version__",
+    "available_deciders",
+    "default_decider",
+    "default_embedder",
+    "make_decider",
+    "make_embedder",
+    "open_store",
+    "register_decider",
+    "register_embedder",
+    "register_store",
+    "render_text",
+    "resolve_namespace",
+    "validate_id",
+]

@@ -1,0 +1,73 @@
+"""Flags and helpers several commands share."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ..deciders import Decider, make_decider
+from ..stores import MemoryStore, open_store
+
+DEFAULT_STORE = "sqlite:///recallgate-demo.db"
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+
+
+def add_store(parser: argparse.ArgumentParser, default: str | None = DEFAULT_STORE) -> None:
+    parser.add_argument(
+        "--store",
+        default=os.environ.get("RECALLGATE_STORE", default),
+        metavar="URL",
+        help="store URL: sqlite:///path.db (default %(default)s), postgresql://..., agentcore://ID?region=...",
+    )
+
+
+def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> None:
+    parser.add_argument(
+        "--decider",
+        default=os.environ.get("RECALLGATE_DECIDER", default),
+        metavar="NAME",
+        help="decision backend (default %(default)s)",
+    )
+    parser.add_argument("--url", default=None, help="URL of an HTTP decision backend (systemone, llm, ...)")
+
+
+def decider_from_args(args: argparse.Namespace) -> Decider | None:
+    """The decider the flags name; ``none`` means the stock (ungated) behaviour."""
+    name = args.decider
+    if name in ("none", "stock"):
+        return None
+    options: dict[str, Any] = {}
+    if getattr(args, "url", None):
+        options["url"] = args.url
+    return make_decider(name, **options)
+
+
+def store_from_args(args: argparse.Namespace) -> MemoryStore:
+    return open_store(args.store)
+
+
+def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    """A plain aligned text table."""
+    cells = [[str(h) for h in header]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    return str(value)

@@ -1,0 +1,45 @@
+"""Default thresholds per decision backend, each with the measurement it came from.
+
+The tuner (``recallgate tune ... --write-config``) fits thresholds on a user's own data and
+``RecallPolicy.from_config`` reads them; these are the defaults when no config is given. A
+threshold without a measurement behind it is marked ``measured=False`` and reported as such
+by ``policy.stats.report()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_THRESHOLDS", "Threshold", "default_threshold"]
+
+
+@dataclass(frozen=True)
+class Threshold:
+    value: float
+    measured: bool
+    note: str
+
+
+_UNMEASURED = "no measurement for this backend yet; run `recallgate tune` on your data"
+
+DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
+    "embedded": {
+        "gate": Threshold(0.5, True, "placeholder until measured"),
+        # The judge's logistic (scale 24.5, centre -0.053 in debiased cosine) was fitted on
+        # recallgate/data/dev/validator_cases.json (16 queries, 29 records, written for this).
+        # Pooled accuracy of "p >= t and p >= best - d" there is flat (0.940-0.957) over
+        # t in [0.3, 0.5], d in [0.2, 1.0]; t = 0.5, d = 0.5 is the recall-leaning end (0.940).
+        "judge": Threshold(0.5, True, "dev/validator_cases.json: pooled accuracy 0.940 (flat 0.94-0.96)"),
+        "judge_relative": Threshold(
+            0.5, True, "dev/validator_cases.json: pooled accuracy 0.940 (flat 0.94-0.96)"
+        ),
+    },
+}
+
+
+def default_threshold(backend: str, role: str, fallback: float = 0.5) -> Threshold:
+    """The default threshold of ``role`` ("gate", "judge", "judge_relative") for ``backend``."""
+    table = DEFAULT_THRESHOLDS.get(backend, {})
+    if role in table:
+        return table[role]
+    return Threshold(fallback, False, _UNMEASURED)

@@ -1,0 +1,60 @@
+"""Exceptions raised by recallgate.
+
+Every error a user can cause derives from :class:`RecallgateError`, so the CLI can turn it
+into a one-line message and exit code 2 instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class RecallgateError(Exception):
+    """Base class of every error recallgate raises on purpose."""
+
+
+class UsageError(RecallgateError, ValueError):
+    """The caller asked for something that cannot work (bad URL, bad id, bad file)."""
+
+
+class InvalidIdError(UsageError):
+    """An actor, session or strategy id that could escape its namespace."""
+
+
+class StoreError(RecallgateError):
+    """A store could not be reached or refused an operation."""
+
+
+class DimensionMismatchError(StoreError, UsageError):
+    """The embedder's vectors do not fit the store's existing vectors."""
+
+
+class DeciderError(RecallgateError):
+    """A decision backend failed. The policy fails open on these and counts them."""
+
+    kind = "error"
+
+
+class DeciderUnavailable(DeciderError):
+    """The backend could not be reached (connection refused, DNS, circuit open)."""
+
+    kind = "unavailable"
+
+
+class DeciderTimeout(DeciderError):
+    """The backend did not answer within its timeout."""
+
+    kind = "timeout"
+
+
+class DeciderBadResponse(DeciderError):
+    """The backend answered, but not with a valid answer to every question asked."""
+
+    kind = "bad_response"
+
+    def __init__(self, message: str, *, backend_kind: str | None = None) -> None:
+        super().__init__(message)
+        #: The backend's own error type when it sent one (e.g. ``"invalid_request"``).
+        self.backend_kind = backend_kind
+
+
+class QuestionError(UsageError):
+    """A question is malformed; raised before any network call, naming the question."""

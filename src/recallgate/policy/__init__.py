@@ -1,0 +1,23 @@
+"""The recall policy: gate -> route -> search -> judge -> keep -> pack, with stats and a trace."""
+
+from __future__ import annotations
+
+from .pack import CLOSE_TAG, OPEN_TAG, count_tokens, escape_memory_text, pack_context
+from .policy import KeptRecord, Recall, RecallPolicy, message_text
+from .stats import RecallStats
+from .trace import Candidate, Trace
+
+__all__ = [
+    "CLOSE_TAG",
+    "OPEN_TAG",
+    "Candidate",
+    "KeptRecord",
+    "Recall",
+    "RecallPolicy",
+    "RecallStats",
+    "Trace",
+    "count_tokens",
+    "escape_memory_text",
+    "message_text",
+    "pack_context",
+]

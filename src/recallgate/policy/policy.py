@@ -1,0 +1,378 @@
+"""RecallPolicy: gate -> route -> search -> render -> judge -> keep -> pack, one turn at a time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from ..deciders import Decider, DecisionHints, default_decider, default_threshold
+from ..deciders import ask as ask_decider
+from ..deciders.questions import ChoiceAnswer, Question
+from ..errors import DeciderError, UsageError
+from ..records import MemoryRecord, SearchHit, render_text, resolve_namespace
+from ..stores.base import MemoryStore
+from .pack import count_tokens, pack_context
+from .stats import RecallStats
+from .trace import Candidate, Trace
+from .wording import GATE, ROUTE, gate_question, judge_question, route_question
+
+__all__ = ["KeptRecord", "Recall", "RecallPolicy", "message_text"]
+
+KeepRule = Literal["absolute", "relative", "both"]
+
+_DEFAULT = object()
+
+
+@dataclass
+class KeptRecord:
+    """A record that made it into the context block."""
+
+    record: MemoryRecord
+    text: str
+    namespace: str
+    score: float
+    judge_p: float | None
+
+
+@dataclass
+class Recall:
+    """The result of one turn: the block to inject, what is in it, and how it was decided."""
+
+    context: str
+    records: list[KeptRecord] = field(default_factory=list)
+    trace: Trace = field(default_factory=Trace)
+
+    @property
+    def retrieved(self) -> bool:
+        return bool(self.trace.namespaces_searched)
+
+
+def message_text(message: Any) -> str:
+    """The user text of a message: a string, a Strands/Bedrock message dict or a list of blocks.
+
+    Non-text blocks (tool results, images, documents) are skipped.
+    """
+    if message is None:
+        return ""
+    if isinstance(message, str):
+        return message
+    if isinstance(message, Mapping):
+        if "content" in message:
+            return message_text(message["content"])
+        text = message.get("text")
+        return text if isinstance(text, str) else ""
+    if isinstance(message, Sequence):
+        parts = [message_text(block) for block in message if isinstance(block, (Mapping, str))]
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+class RecallPolicy:
+    """Decides, per user turn, whether to retrieve, where, and which records to inject.
+
+    ``decider=None`` is the stock behaviour exactly (the control arm): always retrieve,
+    ``top_k`` per namespace, keep every record scoring at least ``relevance_score``.
+    Leaving ``decider`` out uses the offline embedded decider.
+
+    ``namespaces`` are templates (``"/facts/{actorId}"``); pass a dict of template ->
+    description to let the decider route between them.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        decider: Decider | Any | None = _DEFAULT,
+        namespaces: Sequence[str] | Mapping[str, str] = ("/facts/{actorId}", "/preferences/{actorId}"),
+        *,
+        top_k: int = 10,
+        relevance_score: float = 0.2,
+        gate_threshold: float | None = None,
+        judge_threshold: float | None = None,
+        relative_delta: float | None = None,
+        keep: KeepRule = "both",
+        max_records: int | None = None,
+        max_record_chars: int = 600,
+        max_context_chars: int = 4000,
+        max_state_chars: int = 2000,
+        stats: RecallStats | None = None,
+    ) -> None:
+        if top_k < 1:
+            raise UsageError(f"top_k must be at least 1, got {top_k}")
+        if keep not in ("absolute", "relative", "both"):
+            raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {keep!r}")
+        self.store = store
+        self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
+        if isinstance(namespaces, Mapping):
+            self.namespaces = list(namespaces)
+            self.descriptions: dict[str, str] = {k: v for k, v in namespaces.items() if v}
+        else:
+            self.namespaces = list(namespaces)
+            self.descriptions = {}
+        if not self.namespaces:
+            raise UsageError("a policy needs at least one namespace")
+        self.top_k = top_k
+        self.relevance_score = relevance_score
+        self.keep = keep
+        self.max_records = max_records
+        self.max_record_chars = max_record_chars
+        self.max_context_chars = max_context_chars
+        self.max_state_chars = max_state_chars
+        self.stats = stats or RecallStats()
+        backend = getattr(self.decider, "name", None) if self.decider is not None else None
+        self.stats.decider = backend
+        self.thresholds: dict[str, float] = {}
+        for role, given in (
+            ("gate", gate_threshold),
+            ("judge", judge_threshold),
+            ("judge_relative", relative_delta),
+        ):
+            if given is not None:
+                self.thresholds[role] = float(given)
+                continue
+            if backend is None:
+                continue
+            default = default_threshold(backend, role)
+            self.thresholds[role] = default.value
+            if not default.measured:
+                self.stats.unmeasured_thresholds.append(f"{backend}:{role}")
+        self._pool: ThreadPoolExecutor | None = None
+
+    # ---- public ---------------------------------------------------------------------------
+    def recall(self, message: Any, *, actor_id: str, session_id: str | None = None) -> Recall:
+        """Decide and retrieve for one user message; returns the context block to inject."""
+        started = time.perf_counter()
+        trace = Trace(gated=self.decider is not None)
+        namespaces = [resolve_namespace(t, actor_id=actor_id, session_id=session_id) for t in self.namespaces]
+        self.stats.add(turns=1)
+        text = message_text(message)
+        trace.message_chars = len(text)
+        if not text.strip():
+            trace.skipped = "no text in the message"
+            return self._finish(Recall("", [], trace), started)
+        self.stats.add(baseline_retrievals=1)
+        try:
+            vector = self.store.embedder.embed([text])[0]
+        except Exception as exc:  # no vector: no search can run; inject nothing, say why
+            self.stats.error("embedder", type(exc).__name__)
+            trace.errors.append(f"embedder: {type(exc).__name__}: {exc}")
+            return self._finish(Recall("", [], trace), started)
+        trace.timings_ms["embed"] = _ms(started)
+        if self.decider is None:
+            return self._finish(self._stock(text, vector, namespaces, actor_id, trace), started)
+        return self._finish(self._gated(text, vector, namespaces, actor_id, trace), started)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+    # ---- arms -----------------------------------------------------------------------------
+    def _stock(
+        self, text: str, vector: np.ndarray, namespaces: list[str], actor_id: str, trace: Trace
+    ) -> Recall:
+        hits = self._search(text, vector, namespaces, actor_id, trace)
+        kept: list[KeptRecord] = []
+        for ns, hit in hits:
+            candidate = _candidate(ns, hit)
+            if hit.score >= self.relevance_score:
+                candidate.kept, candidate.reason = True, f"score >= {self.relevance_score}"
+                kept.append(KeptRecord(hit.record, candidate.text, ns, hit.score, None))
+            else:
+                candidate.reason = f"score < {self.relevance_score}"
+            trace.candidates.append(candidate)
+        trace.keep_rule = f"stock: score >= {self.relevance_score}"
+        return self._pack(kept, trace)
+
+    def _gated(
+        self, text: str, vector: np.ndarray, namespaces: list[str], actor_id: str, trace: Trace
+    ) -> Recall:
+        state = self._state(text, trace)
+        questions: dict[str, Question] = {GATE: gate_question()}
+        if len(self.descriptions) >= 2:
+            questions[ROUTE] = route_question(self.descriptions)
+        answers = self._ask(state, questions, DecisionHints(state_vector=vector), trace, stage="gate")
+        self.stats.add(gate_calls=1)
+        trace.gate_threshold = self.thresholds.get("gate", 0.5)
+        if answers is None:  # fail open: retrieve as stock would
+            trace.gate_open = True
+            trace.notes.append("gate failed open after a decider error")
+        else:
+            gate_p = answers[GATE]
+            assert isinstance(gate_p, float)
+            trace.gate_p = gate_p
+            trace.gate_open = gate_p >= trace.gate_threshold
+            route = answers.get(ROUTE)
+            if isinstance(route, ChoiceAnswer):
+                namespaces = self._route(route, namespaces, actor_id, trace)
+        if not trace.gate_open:
+            self.stats.add(gate_closed=1)
+            return Recall("", [], trace)
+        self.stats.add(gate_opened=1)
+        hits = self._search(text, vector, namespaces, actor_id, trace)
+        if not hits:
+            return Recall("", [], trace)
+        candidates = [_candidate(ns, hit) for ns, hit in hits]
+        trace.candidates.extend(candidates)
+        # Judge every candidate in one call, reusing the stored record vectors.
+        judge_qs = {f"r{i}": judge_question(c.text) for i, c in enumerate(candidates)}
+        hints = DecisionHints(state_vector=vector)
+        for i, (_, hit) in enumerate(hits):
+            if hit.record.embedding is not None:
+                hints.subject_vectors[f"r{i}"] = np.asarray(hit.record.embedding, dtype=np.float32)
+            hints.subject_scores[f"r{i}"] = hit.score
+        judged = self._ask(state, judge_qs, hints, trace, stage="judge")
+        if judged is None:
+            for c in candidates:
+                c.kept, c.reason = True, "judge failed open"
+            trace.keep_rule = "fail open: keep all"
+        else:
+            for i, c in enumerate(candidates):
+                p = judged[f"r{i}"]
+                c.judge_p = float(p) if isinstance(p, float) else None
+            self._apply_keep_rule(candidates, trace)
+        kept_pairs = [(c, hit) for c, (ns, hit) in zip(candidates, hits, strict=True) if c.kept]
+        kept_pairs.sort(key=lambda pair: -(pair[0].judge_p if pair[0].judge_p is not None else pair[1].score))
+        kept = [KeptRecord(hit.record, c.text, c.namespace, hit.score, c.judge_p) for c, hit in kept_pairs]
+        return self._pack(kept, trace)
+
+    # ---- stages ---------------------------------------------------------------------------
+    def _state(self, text: str, trace: Trace) -> str:
+        if len(text) > self.max_state_chars:
+            trace.notes.append(
+                f"message truncated from {len(text)} to {self.max_state_chars} chars for the decider"
+            )
+            return text[: self.max_state_chars]
+        return text
+
+    def _ask(
+        self, state: str, questions: dict[str, Question], hints: DecisionHints, trace: Trace, stage: str
+    ) -> dict[str, Any] | None:
+        assert self.decider is not None
+        started = time.perf_counter()
+        try:
+            answers = ask_decider(self.decider, state, questions, hints)
+        except DeciderError as exc:
+            self.stats.error("decider", exc.kind)
+            trace.errors.append(f"{stage}: {exc}")
+            return None
+        finally:
+            elapsed = _ms(started)
+            trace.timings_ms[stage] = trace.timings_ms.get(stage, 0.0) + elapsed
+            self.stats.add(decider_calls=1, decider_ms=elapsed)
+        return answers
+
+    def _route(self, answer: ChoiceAnswer, namespaces: list[str], actor_id: str, trace: Trace) -> list[str]:
+        trace.route = dict(answer.probabilities)
+        threshold = self.thresholds.get("route", 0.25)
+        chosen = [
+            ns
+            for template, ns in zip(self.namespaces, namespaces, strict=True)
+            if answer.probabilities.get(template, 0.0) >= threshold
+        ]
+        if not chosen:
+            trace.notes.append("route unsure: searching every namespace")
+            return namespaces
+        return chosen
+
+    def _search(
+        self, text: str, vector: np.ndarray, namespaces: list[str], actor_id: str, trace: Trace
+    ) -> list[tuple[str, SearchHit]]:
+        started = time.perf_counter()
+        trace.namespaces_searched = list(namespaces)
+        results: list[tuple[str, list[SearchHit]]] = []
+
+        def one(ns: str) -> tuple[str, list[SearchHit] | Exception]:
+            try:
+                return ns, self.store.search(ns, vector, self.top_k, actor_id=actor_id, text=text)
+            except Exception as exc:  # a broken store must not break the turn: count, inject nothing
+                return ns, exc
+
+        if len(namespaces) > 1 and not getattr(self.store, "local", False):
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="recallgate-search")
+            outcomes = list(self._pool.map(one, namespaces))
+        else:
+            outcomes = [one(ns) for ns in namespaces]
+        failed = False
+        for ns, outcome in outcomes:
+            if isinstance(outcome, Exception):
+                failed = True
+                self.stats.error("store", type(outcome).__name__)
+                trace.errors.append(f"store search {ns}: {type(outcome).__name__}: {outcome}")
+            else:
+                results.append((ns, outcome))
+        elapsed = _ms(started)
+        trace.timings_ms["search"] = elapsed
+        self.stats.add(retrievals=1, memory_ms=elapsed)
+        if failed:
+            trace.notes.append("store error: nothing injected this turn")
+            return []
+        hits = [(ns, hit) for ns, ns_hits in results for hit in ns_hits]
+        self.stats.add(records_returned=len(hits))
+        return hits
+
+    def _apply_keep_rule(self, candidates: list[Candidate], trace: Trace) -> None:
+        absolute = self.thresholds.get("judge", 0.5)
+        delta = self.thresholds.get("judge_relative", 0.3)
+        probs = [c.judge_p for c in candidates if c.judge_p is not None]
+        best = max(probs) if probs else 0.0
+        rules = []
+        if self.keep in ("absolute", "both"):
+            rules.append(f"p >= {absolute:.3g}")
+        if self.keep in ("relative", "both"):
+            rules.append(f"p >= best - {delta:.3g}")
+        trace.keep_rule = " and ".join(rules)
+        order = sorted(range(len(candidates)), key=lambda i: -(candidates[i].judge_p or 0.0))
+        kept = 0
+        for i in order:
+            c = candidates[i]
+            p = c.judge_p if c.judge_p is not None else 0.0
+            if self.keep in ("absolute", "both") and p < absolute:
+                c.reason = f"p {p:.2f} < {absolute:.3g}"
+            elif self.keep in ("relative", "both") and p < best - delta:
+                c.reason = f"p {p:.2f} < best {best:.2f} - {delta:.3g}"
+            elif self.max_records is not None and kept >= self.max_records:
+                c.reason = f"over max_records {self.max_records}"
+            else:
+                c.kept, c.reason = True, f"p {p:.2f} kept"
+                kept += 1
+
+    def _pack(self, kept: list[KeptRecord], trace: Trace) -> Recall:
+        context, included = pack_context(
+            [k.text for k in kept],
+            max_record_chars=self.max_record_chars,
+            max_context_chars=self.max_context_chars,
+        )
+        if len(included) < len(kept):
+            trace.notes.append(
+                f"{len(kept) - len(included)} kept record(s) left out as duplicates or by the size budget"
+            )
+            packed_ids = {kept[i].record.id for i in included}
+            for c in trace.candidates:
+                if c.kept and c.id not in packed_ids:
+                    c.kept, c.reason = False, c.reason + "; left out by the budget or as a duplicate"
+        self.stats.add(
+            records_injected=len(included),
+            records_dropped=len(trace.candidates) - len(included),
+            context_chars=len(context),
+            context_tokens=count_tokens(context),
+        )
+        return Recall(context, [kept[i] for i in included], trace)
+
+    def _finish(self, recall: Recall, started: float) -> Recall:
+        recall.trace.timings_ms["total"] = _ms(started)
+        return recall
+
+
+def _candidate(namespace: str, hit: SearchHit) -> Candidate:
+    return Candidate(
+        id=hit.record.id, namespace=namespace, text=render_text(hit.record.text), score=hit.score
+    )
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

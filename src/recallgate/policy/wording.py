@@ -1,0 +1,73 @@
+"""The questions recallgate asks: the shipped gate, judge and route wordings.
+
+Wording is most of a question's quality; ``recallgate tune`` compares these with
+alternatives on labelled data. Question names here are the keys thresholds are stored under.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import resources
+
+from ..deciders.questions import Example, Question
+
+__all__ = [
+    "GATE",
+    "JUDGE",
+    "ROUTE",
+    "gate_examples",
+    "gate_question",
+    "judge_question",
+    "route_question",
+]
+
+#: Question names used in the one decider call per stage.
+GATE = "gate"
+ROUTE = "route"
+JUDGE = "judge"
+
+GATE_INSTRUCTIONS = (
+    "Would answering this message well depend on something stored about the user or the people "
+    "and events in their life (a preference, a personal fact, a past conversation)?"
+)
+GATE_CRITERIA = {
+    "true": "The message asks for something personal: a recommendation, plan or action for this "
+    "user, or about people, places and events in their own life and past conversations.",
+    "false": "The message is small talk, thanks, an acknowledgement, arithmetic, a definition, "
+    "general knowledge or a task fully described by the message itself.",
+}
+JUDGE_INSTRUCTIONS = (
+    "Is this stored memory about the user useful for answering their message? A memory about an "
+    "unrelated part of their life is not."
+)
+JUDGE_CRITERIA = {
+    "true": "The memory bears directly on what the message asks for.",
+    "false": "The memory is about something else; including it would only add noise.",
+}
+ROUTE_INSTRUCTIONS = "Which memory collection is most likely to hold what this message needs?"
+
+
+@lru_cache(maxsize=1)
+def gate_examples() -> tuple[Example, ...]:
+    """The shipped gate examples (package data ``gate_examples.jsonl``, written for recallgate)."""
+    text = resources.files("recallgate.data").joinpath("gate_examples.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return tuple(Example(r["text"], bool(r["label"])) for r in rows)
+
+
+@lru_cache(maxsize=1)
+def gate_question() -> Question:
+    """The shipped gate question: criteria plus labelled examples."""
+    return Question("noul", GATE_INSTRUCTIONS, GATE_CRITERIA, gate_examples())
+
+
+def judge_question(subject: str) -> Question:
+    """The judge question about one rendered memory record."""
+    return Question("noul", JUDGE_INSTRUCTIONS, JUDGE_CRITERIA, subject=subject)
+
+
+def route_question(descriptions: Mapping[str, str]) -> Question:
+    """A choice over namespaces (keyed by template, described in a few words)."""
+    return Question("choice", ROUTE_INSTRUCTIONS, dict(descriptions))

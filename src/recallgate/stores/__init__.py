@@ -1,0 +1,71 @@
+"""Where memories live: events, records, namespaces and search.
+
+Backends register a URL scheme (:func:`register_store`); :func:`open_store` picks one by
+the URL: ``sqlite:///path`` (embedded default), ``postgresql://...`` (extra ``[postgres]``),
+``agentcore://MEMORY_ID?region=...`` (extra ``[agentcore]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..embeddings import Embedder
+from ..errors import UsageError
+from .base import MemoryStore, Query, embed_missing, top_k_indices
+from .sqlite import SQLiteStore
+
+__all__ = [
+    "MemoryStore",
+    "Query",
+    "SQLiteStore",
+    "embed_missing",
+    "open_store",
+    "register_store",
+    "top_k_indices",
+]
+
+StoreFactory = Callable[..., MemoryStore]
+_SCHEMES: dict[str, StoreFactory] = {}
+
+
+def register_store(scheme: str, factory: StoreFactory) -> None:
+    """Make ``open_store("<scheme>://...")`` call ``factory(url, embedder=..., **options)``."""
+    _SCHEMES[scheme] = factory
+
+
+def open_store(url: str, *, embedder: Embedder | None = None, **options: Any) -> MemoryStore:
+    """Open the store a URL names.
+
+    >>> store = open_store("sqlite://:memory:")
+    """
+    if not isinstance(url, str) or "://" not in url:
+        raise UsageError(f"not a store URL: {url!r} (expected e.g. sqlite:///memory.db)")
+    scheme = url.split("://", 1)[0].lower()
+    scheme = {"postgres": "postgresql", "postgresql+psycopg": "postgresql"}.get(scheme, scheme)
+    if scheme not in _SCHEMES:
+        raise UsageError(
+            f"unknown store URL scheme {scheme!r} in {url!r}; known: {', '.join(sorted(_SCHEMES))}"
+        )
+    return _SCHEMES[scheme](url, embedder=embedder, **options)
+
+
+def _open_postgres(url: str, **options: Any) -> MemoryStore:
+    try:
+        from .postgres import PostgresStore
+    except ImportError as exc:
+        raise UsageError("postgresql:// stores need: pip install 'recallgate[postgres]'") from exc
+    return PostgresStore(url, **options)
+
+
+def _open_agentcore(url: str, **options: Any) -> MemoryStore:
+    try:
+        from .agentcore import AgentCoreStore
+    except ImportError as exc:
+        raise UsageError("agentcore:// stores need: pip install 'recallgate[agentcore]'") from exc
+    return AgentCoreStore(url, **options)
+
+
+register_store("sqlite", SQLiteStore)
+register_store("postgresql", _open_postgres)
+register_store("agentcore", _open_agentcore)

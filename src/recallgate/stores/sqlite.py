@@ -1,0 +1,429 @@
+"""The embedded store: stdlib sqlite3 (WAL) for events and records, exact numpy search.
+
+One float32 matrix per namespace is cached in memory and rebuilt lazily after a write to
+that namespace (or after another connection commits, seen through ``PRAGMA data_version``).
+Exact search over a cached matrix costs well under a millisecond for a namespace of tens of
+thousands of records, which is why no approximate index is used here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..embeddings import Embedder, default_embedder
+from ..errors import DimensionMismatchError, StoreError, UsageError
+from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
+from .base import Query, embed_missing, top_k_indices
+
+__all__ = ["SQLiteStore"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    actor_id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    text TEXT NOT NULL,
+    rendered TEXT NOT NULL,
+    strategy TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    metadata TEXT NOT NULL,
+    embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_ns ON records (namespace, actor_id);
+CREATE TABLE IF NOT EXISTS events (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    actor_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    metadata TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_actor ON events (actor_id, session_id, created_at);
+CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
+    rendered, content='records', content_rowid='rowid', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
+    INSERT INTO records_fts(rowid, rendered) VALUES (new.rowid, new.rendered);
+END;
+CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
+    INSERT INTO records_fts(records_fts, rowid, rendered) VALUES ('delete', old.rowid, old.rendered);
+END;
+"""
+
+
+@dataclass
+class _Matrix:
+    """The cached search view of one namespace."""
+
+    ids: list[str]
+    actors: np.ndarray
+    vectors: np.ndarray
+
+
+def _parse_path(url: str) -> str:
+    if url in ("sqlite://", "sqlite://:memory:", "sqlite:///:memory:"):
+        return ":memory:"
+    if not url.startswith("sqlite:///"):
+        raise UsageError(f"not a sqlite URL: {url!r} (use sqlite:///path/to/file.db or sqlite://:memory:)")
+    path = url[len("sqlite:///") :].split("?", 1)[0]
+    if not path:
+        raise UsageError(f"sqlite URL {url!r} names no file")
+    return path
+
+
+def _check_writable(path: str) -> None:
+    """Fail with one clear line, before creating anything, when the file cannot be used."""
+    if path == ":memory:":
+        return
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.exists():
+        if target.is_dir():
+            raise UsageError(f"store path {path!r} is a directory")
+        if not os.access(target, os.R_OK | os.W_OK):
+            raise UsageError(f"no permission to read and write the store file {path!r}")
+        return
+    if not parent.exists():
+        raise UsageError(f"cannot create store {path!r}: directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot create store {path!r}: no permission to write in {str(parent)!r}")
+
+
+class SQLiteStore:
+    """The embedded default store (``sqlite:///path`` or ``sqlite://:memory:``)."""
+
+    local = True
+
+    def __init__(self, url: str = "sqlite://:memory:", *, embedder: Embedder | None = None) -> None:
+        self.url = url
+        self.path = _parse_path(url)
+        _check_writable(self.path)
+        self.embedder: Embedder = embedder or default_embedder()
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                self.path, check_same_thread=False, timeout=30.0, isolation_level=None
+            )
+            self._conn.execute("PRAGMA busy_timeout = 30000")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            with self._transaction():
+                for statement in _split_script(_SCHEMA):
+                    self._conn.execute(statement)
+                self._init_meta()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open store {self.path!r}: {exc}") from exc
+        self._matrices: dict[str, _Matrix] = {}
+        self._data_version = self._read_data_version()
+
+    # ---- plumbing ----------------------------------------------------------------------
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._conn, self._lock)
+
+    def _init_meta(self) -> None:
+        rows = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        if not rows:
+            self._conn.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                [
+                    ("schema_version", str(SCHEMA_VERSION)),
+                    ("embedder", self.embedder.name),
+                    ("dimension", str(self.embedder.dimension)),
+                ],
+            )
+            return
+        dimension = int(rows.get("dimension", self.embedder.dimension))
+        if dimension != self.embedder.dimension:
+            raise DimensionMismatchError(
+                f"store {self.path!r} holds {dimension}-dimensional vectors from "
+                f"{rows.get('embedder')!r}; embedder {self.embedder.name!r} makes {self.embedder.dimension}"
+            )
+        if rows.get("embedder") != self.embedder.name:
+            raise DimensionMismatchError(
+                f"store {self.path!r} was embedded with {rows.get('embedder')!r}, not "
+                f"{self.embedder.name!r}: scores would not be comparable; open it with that embedder"
+            )
+
+    def _read_data_version(self) -> int:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _refresh_if_changed(self) -> None:
+        """Drop every cached matrix when another connection or process has committed."""
+        version = self._read_data_version()
+        if version != self._data_version:
+            self._matrices.clear()
+            self._data_version = version
+
+    # ---- events ------------------------------------------------------------------------
+    def create_event(self, event: Event) -> Event:
+        with self._transaction():
+            self._conn.execute(
+                "INSERT INTO events (id, actor_id, session_id, role, text, created_at, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.id,
+                    event.actor_id,
+                    event.session_id,
+                    event.role,
+                    event.text,
+                    event.created_at,
+                    json.dumps(event.metadata),
+                ),
+            )
+        return event
+
+    def list_events(self, actor_id: str, session_id: str | None = None) -> list[Event]:
+        sql = (
+            "SELECT id, actor_id, session_id, role, text, created_at, metadata FROM events WHERE actor_id = ?"
+        )
+        args: list[Any] = [actor_id]
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            args.append(session_id)
+        with self._lock:
+            rows = self._conn.execute(sql + " ORDER BY created_at, rowid", args).fetchall()
+        return [
+            Event(
+                id=r[0],
+                actor_id=r[1],
+                session_id=r[2],
+                role=r[3],
+                text=r[4],
+                created_at=r[5],
+                metadata=json.loads(r[6]),
+            )
+            for r in rows
+        ]
+
+    # ---- records -----------------------------------------------------------------------
+    def add_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """Insert (or replace, by id) records in one transaction, embedding those without a vector."""
+        records = list(records)
+        if not records:
+            return []
+        embed_missing(self.embedder, records)
+        rows = []
+        for record in records:
+            vector = np.asarray(record.embedding, dtype=np.float32).reshape(-1)
+            if vector.shape[0] != self.embedder.dimension:
+                raise DimensionMismatchError(
+                    f"record {record.id!r} has a {vector.shape[0]}-dimensional embedding; "
+                    f"the store holds {self.embedder.dimension}-dimensional vectors"
+                )
+            rows.append(
+                (
+                    record.id,
+                    record.actor_id,
+                    record.namespace,
+                    record.text,
+                    record.rendered,
+                    record.strategy,
+                    record.created_at,
+                    json.dumps(record.metadata),
+                    vector.tobytes(),
+                )
+            )
+        with self._transaction():
+            self._conn.executemany("DELETE FROM records WHERE id = ?", [(r[0],) for r in rows])
+            self._conn.executemany(
+                "INSERT INTO records (id, actor_id, namespace, text, rendered, strategy, created_at, "
+                "metadata, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            for namespace in {r.namespace for r in records}:
+                self._matrices.pop(namespace, None)
+        return records
+
+    def _row_to_record(self, row: Sequence[Any]) -> MemoryRecord:
+        return MemoryRecord(
+            id=row[0],
+            actor_id=row[1],
+            namespace=row[2],
+            text=row[3],
+            strategy=row[4],
+            created_at=row[5],
+            metadata=json.loads(row[6]),
+            embedding=np.frombuffer(row[7], dtype=np.float32),
+        )
+
+    _COLUMNS = "id, actor_id, namespace, text, strategy, created_at, metadata, embedding"
+
+    def list_records(
+        self, namespace: str | None = None, *, actor_id: str | None = None
+    ) -> list[MemoryRecord]:
+        sql = f"SELECT {self._COLUMNS} FROM records"
+        clauses, args = [], []
+        if namespace is not None:
+            clauses.append("namespace = ?")
+            args.append(namespace)
+        if actor_id is not None:
+            clauses.append("actor_id = ?")
+            args.append(actor_id)
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        with self._lock:
+            rows = self._conn.execute(sql + " ORDER BY rowid", args).fetchall()
+        return [self._row_to_record(r) for r in rows]
+
+    def get_records(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {self._COLUMNS} FROM records WHERE id IN ({marks})", list(ids)
+            ).fetchall()
+        return {r[0]: self._row_to_record(r) for r in rows}
+
+    def delete_records(self, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self._transaction():
+            marks = ",".join("?" * len(ids))
+            namespaces = [
+                r[0]
+                for r in self._conn.execute(
+                    f"SELECT DISTINCT namespace FROM records WHERE id IN ({marks})", list(ids)
+                )
+            ]
+            cursor = self._conn.execute(f"DELETE FROM records WHERE id IN ({marks})", list(ids))
+            for namespace in namespaces:
+                self._matrices.pop(namespace, None)
+        return int(cursor.rowcount)
+
+    def count_records(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+
+    def namespaces(self, actor_id: str | None = None) -> list[str]:
+        sql, args = "SELECT DISTINCT namespace FROM records", []
+        if actor_id is not None:
+            sql += " WHERE actor_id = ?"
+            args.append(actor_id)
+        with self._lock:
+            return sorted(r[0] for r in self._conn.execute(sql, args))
+
+    # ---- search ------------------------------------------------------------------------
+    def _matrix(self, namespace: str) -> _Matrix:
+        cached = self._matrices.get(namespace)
+        if cached is not None:
+            return cached
+        rows = self._conn.execute(
+            "SELECT id, actor_id, embedding FROM records WHERE namespace = ? ORDER BY rowid", (namespace,)
+        ).fetchall()
+        dim = self.embedder.dimension
+        vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        matrix = _Matrix([r[0] for r in rows], np.array([r[1] for r in rows], dtype=object), vectors)
+        self._matrices[namespace] = matrix
+        return matrix
+
+    def query_vector(self, query: Query) -> np.ndarray:
+        """The unit vector for ``query`` (embedding it when it is text)."""
+        if isinstance(query, str):
+            return self.embedder.embed([query])[0]
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self.embedder.dimension:
+            raise DimensionMismatchError(
+                f"query vector has {vector.shape[0]} dimensions; the store holds {self.embedder.dimension}"
+            )
+        return vector
+
+    def search(
+        self,
+        namespace: str,
+        query: Query,
+        top_k: int = 10,
+        *,
+        actor_id: str | None = None,
+        text: str | None = None,
+    ) -> list[SearchHit]:
+        """Top ``top_k`` records of ``namespace`` by cosine similarity, best first.
+
+        Scores are ``(1 + cosine) / 2`` (see :class:`~recallgate.records.SearchHit`).
+
+        ``actor_id`` restricts the hits to that actor's records even inside a shared namespace.
+        """
+        vector = self.query_vector(query)
+        with self._lock:
+            self._refresh_if_changed()
+            matrix = self._matrix(namespace)
+        if not matrix.ids:
+            return []
+        scores = matrix.vectors @ vector
+        if actor_id is not None:
+            scores = np.where(matrix.actors == actor_id, scores, -np.inf)
+        order = [i for i in top_k_indices(scores, top_k) if np.isfinite(scores[i])]
+        records = self.get_records([matrix.ids[i] for i in order])
+        return [
+            SearchHit(records[matrix.ids[i]], score_from_cosine(scores[i]))
+            for i in order
+            if matrix.ids[i] in records
+        ]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.url!r}, embedder={self.embedder.name!r})"
+
+
+def _split_script(script: str) -> list[str]:
+    """Split the schema into statements (triggers contain ';' inside BEGIN ... END)."""
+    statements, current = [], []
+    for line in script.strip().splitlines():
+        current.append(line)
+        joined = "\n".join(current).strip()
+        if joined.endswith(";") and (
+            not joined.upper().startswith("CREATE TRIGGER") or joined.endswith("END;")
+        ):
+            statements.append(joined)
+            current = []
+    return statements
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` under the store's lock; rolls back on error."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
+        self.conn, self.lock = conn, lock
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.lock.acquire()
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.lock.release()
+            raise
+        return self.conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            if exc_type is None:
+                self.conn.execute("COMMIT")
+            else:
+                self.conn.execute("ROLLBACK")
+        finally:
+            self.lock.release()

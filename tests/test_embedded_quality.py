@@ -1,0 +1,68 @@
+"""The embedded decider's measured quality on the seed's labelled sets (the spine's bar).
+
+These assert measured behaviour of the real model on fixed data, not timings. The seed sets
+are tiny (20 utterances, 4 queries): they show direction, not magnitude.
+"""
+
+import json
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from recallgate import RecallPolicy, default_decider
+from recallgate.deciders import Question, ask
+from recallgate.policy.wording import GATE, gate_question, judge_question
+from recallgate.records import render_text
+
+
+def _seed(name):
+    return resources.files("recallgate.data.seed").joinpath(name).read_text()
+
+
+def _auc(pos, neg):
+    return float(np.mean([1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg]))
+
+
+@pytest.fixture(scope="module")
+def decider():
+    return default_decider()
+
+
+def test_gate_is_right_on_every_seed_utterance_at_its_configured_threshold(tmp_path, decider):
+    from recallgate.stores import SQLiteStore
+
+    policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), decider=decider)
+    threshold = policy.thresholds["gate"]
+    rows = [json.loads(line) for line in _seed("gate_labels.jsonl").splitlines() if line.strip()]
+    wrong = []
+    for row in rows:
+        p = ask(decider, row["text"], {GATE: gate_question()})[GATE]
+        if (p >= threshold) != row["label"]:
+            wrong.append((row["text"], round(p, 3)))
+    assert wrong == []
+
+
+def test_judge_ranks_seed_records_with_mean_auc_of_at_least_0_9(decider):
+    cases = json.loads(_seed("validator_cases.json"))
+    aucs = []
+    for case in cases["cases"]:
+        keys = case["relevant"] + case["irrelevant"]
+        questions = {k: judge_question(render_text(cases["records"][k])) for k in keys}
+        answers = ask(decider, case["query"], questions)
+        aucs.append(_auc([answers[k] for k in case["relevant"]], [answers[k] for k in case["irrelevant"]]))
+    assert np.mean(aucs) >= 0.9, aucs
+
+
+def test_embedded_decider_answers_choice_and_score(decider):
+    out = ask(
+        decider,
+        "I want a coffee",
+        {
+            "topic": Question("choice", "topic?", {"drinks": "coffee, tea", "code": "python"}),
+            "urgency": Question("score", "how urgent?", ("not at all", "somewhat", "very")),
+        },
+    )
+    assert out["topic"].choice == "drinks"
+    assert sum(out["topic"].probabilities.values()) == pytest.approx(1.0)
+    assert 0 <= out["urgency"].score <= 2
