@@ -125,3 +125,42 @@ def test_in_memory_url(hashing):
     s = open_store("sqlite://:memory:", embedder=hashing)
     s.add_records([R(actor_id="a", namespace="/n", text="x")])
     assert len(s.search("/n", "x", 3)) == 1
+
+
+class _SameVector:
+    """Every text gets the same vector, so dense ranking cannot tell records apart."""
+
+    name, dimension = "same", 4
+
+    def embed(self, texts):
+        return np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+
+def test_hybrid_search_brings_in_lexical_matches(tmp_path):
+    s = SQLiteStore(f"sqlite:///{tmp_path}/h.db", embedder=_SameVector())
+    s.add_records([R(actor_id="a", namespace="/n", text=f"filler record {i}") for i in range(60)])
+    s.add_records([R(actor_id="a", namespace="/n", text="Zorblatt visited on Tuesday.")])
+    query = "When did Zorblatt visit?"
+    dense = [h.record.text for h in s.search("/n", query, 3)]
+    hybrid = s.search("/n", query, 3, text=query, mode="hybrid")
+    assert "Zorblatt visited on Tuesday." not in dense
+    assert "Zorblatt visited on Tuesday." in [h.record.text for h in hybrid]
+    assert all(h.score == pytest.approx(1.0) for h in hybrid)  # scores stay the dense relevance
+
+
+def test_hybrid_respects_actor_and_namespace(store):
+    store.add_records(
+        [
+            R(actor_id="a", namespace="/n", text="kiwi fact of a"),
+            R(actor_id="b", namespace="/n", text="kiwi fact of b"),
+            R(actor_id="a", namespace="/m", text="kiwi elsewhere"),
+        ]
+    )
+    hits = store.search("/n", "kiwi", 5, actor_id="a", text="kiwi", mode="hybrid")
+    assert [h.record.text for h in hits] == ["kiwi fact of a"]
+
+
+def test_unknown_search_mode(store):
+    store.add_records([R(actor_id="a", namespace="/n", text="x")])
+    with pytest.raises(UsageError):
+        store.search("/n", "x", 1, mode="sparse")

@@ -66,6 +66,10 @@ def _open_agentcore(url: str, **options: Any) -> MemoryStore:
     return AgentCoreStore(url, **options)
 
 
-register_store("sqlite", SQLiteStore)
+def _open_sqlite(url: str, **options: Any) -> MemoryStore:
+    return SQLiteStore(url, **options)
+
+
+register_store("sqlite", _open_sqlite)
 register_store("postgresql", _open_postgres)
 register_store("agentcore", _open_agentcore)

@@ -2,18 +2,71 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..embeddings import Embedder
 from ..records import Event, MemoryRecord, SearchHit
 
-__all__ = ["MemoryStore", "Query", "embed_missing", "top_k_indices"]
+__all__ = [
+    "LEXICAL_WEIGHT",
+    "RRF_K",
+    "MemoryStore",
+    "Query",
+    "SearchMode",
+    "embed_missing",
+    "keyword_terms",
+    "rrf_fuse",
+    "top_k_indices",
+]
 
 #: What ``search`` accepts as a query: text (embedded by the store) or a unit vector.
 Query = str | np.ndarray
+SearchMode = Literal["dense", "hybrid"]
+
+#: Reciprocal rank fusion constant (Cormack et al. 2009 use 60).
+RRF_K = 60
+#: Weight of the lexical ranking relative to the dense one in the fusion.
+LEXICAL_WEIGHT = 1.0
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Words that carry no topic: dropped from full-text queries so BM25 ranks on the rest.
+_STOPWORD_TEXT = """a an and are as at be been but by can could did do does for from had has have he her his
+how i if in into is it its me my of on or our she should so than that the their them then there these they
+this to too us was we were what when where which who whom why will with would you your about any anything
+get got just know like make much now some tell want"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def keyword_terms(text: str, limit: int = 32) -> list[str]:
+    """Lower-cased content words of ``text`` (stopwords dropped, order kept, no repeats)."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if word not in STOPWORDS and len(word) > 1:
+            seen.setdefault(word, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def rrf_fuse(
+    dense_order: Sequence[int],
+    lexical_order: Sequence[int],
+    top_k: int,
+    k: int = RRF_K,
+    lexical_weight: float = LEXICAL_WEIGHT,
+) -> list[int]:
+    """Fuse two rankings (lists of candidate indices, best first) by reciprocal rank fusion."""
+    fused: dict[int, float] = {}
+    for rank, index in enumerate(dense_order):
+        fused[index] = fused.get(index, 0.0) + 1.0 / (k + rank + 1)
+    for rank, index in enumerate(lexical_order):
+        fused[index] = fused.get(index, 0.0) + lexical_weight / (k + rank + 1)
+    dense_rank = {index: rank for rank, index in enumerate(dense_order)}
+    return sorted(fused, key=lambda i: (-fused[i], dense_rank.get(i, len(dense_rank))))[:top_k]
 
 
 @runtime_checkable
@@ -42,13 +95,27 @@ class MemoryStore(Protocol):
         *,
         actor_id: str | None = None,
         text: str | None = None,
-    ) -> list[SearchHit]: ...
+        mode: SearchMode = "dense",
+    ) -> list[SearchHit]:
+        """Top ``top_k`` records of ``namespace``, best first.
+
+        ``mode="dense"`` ranks by cosine similarity; ``mode="hybrid"`` fuses that ranking with a
+        full-text (BM25) ranking of ``text`` by reciprocal rank fusion (see :func:`rrf_fuse`).
+        Scores are always the dense relevance ``(1 + cosine) / 2``.
+        """
+        ...
 
     def list_records(
         self, namespace: str | None = None, *, actor_id: str | None = None
     ) -> list[MemoryRecord]: ...
 
+    def get_records(self, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
+
     def delete_records(self, ids: Sequence[str]) -> int: ...
+
+    def count_records(self) -> int: ...
+
+    def namespaces(self, actor_id: str | None = None) -> list[str]: ...
 
     def close(self) -> None: ...
 

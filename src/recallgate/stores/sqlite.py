@@ -22,7 +22,7 @@ import numpy as np
 from ..embeddings import Embedder, default_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
-from .base import Query, embed_missing, top_k_indices
+from .base import Query, SearchMode, embed_missing, keyword_terms, rrf_fuse, top_k_indices
 
 __all__ = ["SQLiteStore"]
 
@@ -73,6 +73,15 @@ class _Matrix:
     ids: list[str]
     actors: np.ndarray
     vectors: np.ndarray
+
+    @property
+    def position(self) -> dict[str, int]:
+        """Row index of each record id (built on first use)."""
+        cached: dict[str, int] | None = self.__dict__.get("_position")
+        if cached is None:
+            cached = {record_id: i for i, record_id in enumerate(self.ids)}
+            self.__dict__["_position"] = cached
+        return cached
 
 
 def _parse_path(url: str) -> str:
@@ -352,13 +361,18 @@ class SQLiteStore:
         *,
         actor_id: str | None = None,
         text: str | None = None,
+        mode: SearchMode = "dense",
     ) -> list[SearchHit]:
-        """Top ``top_k`` records of ``namespace`` by cosine similarity, best first.
+        """Top ``top_k`` records of ``namespace``, best first.
 
-        Scores are ``(1 + cosine) / 2`` (see :class:`~recallgate.records.SearchHit`).
-
-        ``actor_id`` restricts the hits to that actor's records even inside a shared namespace.
+        ``mode="dense"``: by cosine similarity. ``mode="hybrid"``: the dense ranking fused with
+        SQLite FTS5's BM25 ranking of ``text`` (or of ``query`` when it is text) by reciprocal
+        rank fusion, so names, places and dates find their records. Scores are always
+        ``(1 + cosine) / 2`` (see :class:`~recallgate.records.SearchHit`). ``actor_id``
+        restricts the hits to that actor's records even inside a shared namespace.
         """
+        if mode not in ("dense", "hybrid"):
+            raise UsageError(f"unknown search mode {mode!r} (dense or hybrid)")
         vector = self.query_vector(query)
         with self._lock:
             self._refresh_if_changed()
@@ -368,13 +382,43 @@ class SQLiteStore:
         scores = matrix.vectors @ vector
         if actor_id is not None:
             scores = np.where(matrix.actors == actor_id, scores, -np.inf)
-        order = [i for i in top_k_indices(scores, top_k) if np.isfinite(scores[i])]
+        if mode == "hybrid":
+            lexical_text = text if text is not None else (query if isinstance(query, str) else "")
+            pool = max(50, 5 * top_k)
+            dense_order = [int(i) for i in top_k_indices(scores, pool) if np.isfinite(scores[i])]
+            lexical_order = self._lexical_order(namespace, lexical_text, actor_id, pool, matrix)
+            order = rrf_fuse(dense_order, lexical_order, top_k)
+        else:
+            order = [int(i) for i in top_k_indices(scores, top_k) if np.isfinite(scores[i])]
         records = self.get_records([matrix.ids[i] for i in order])
         return [
             SearchHit(records[matrix.ids[i]], score_from_cosine(scores[i]))
             for i in order
             if matrix.ids[i] in records
         ]
+
+    def _lexical_order(
+        self, namespace: str, text: str, actor_id: str | None, limit: int, matrix: _Matrix
+    ) -> list[int]:
+        """Row positions in ``matrix`` of the best BM25 matches of ``text``, best first."""
+        terms = keyword_terms(text)
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        sql = (
+            "SELECT r.id FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+            "WHERE records_fts MATCH ? AND r.namespace = ?"
+        )
+        args: list[Any] = [match, namespace]
+        if actor_id is not None:
+            sql += " AND r.actor_id = ?"
+            args.append(actor_id)
+        sql += " ORDER BY bm25(records_fts) LIMIT ?"
+        args.append(limit)
+        with self._lock:
+            ids = [row[0] for row in self._conn.execute(sql, args)]
+        position = matrix.position
+        return [position[i] for i in ids if i in position]
 
     def close(self) -> None:
         with self._lock:
