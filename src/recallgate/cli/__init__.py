@@ -24,6 +24,7 @@ __all__ = ["emit_json", "fail", "main"]
 COMMANDS: list[tuple[str | None, str]] = [
     (None, "demo"),
     (None, "search"),
+    (None, "ask"),
 ]
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",

@@ -58,3 +58,13 @@ def _embedded(**options: Any) -> Decider:
 
 
 register_decider("embedded", _embedded)
+
+# Backends with optional extras or network peers: imported only when asked for by name.
+from .lazy import lazy_factory as _lazy  # noqa: E402
+
+register_decider("sparrow", _lazy("sparrow", "SparrowDecider", takes_url=False))
+register_decider("systemone", _lazy("systemone", "SystemOneDecider"))
+register_decider("openrouter", _lazy("openrouter", "OpenRouterDecider"))
+register_decider("sagemaker", _lazy("sagemaker", "SageMakerDecider"))
+register_decider("strands-local", _lazy("strands_local", "StrandsLocalDecider"))
+register_decider("llm", _lazy("llm", "LLMDecider"))

@@ -1,0 +1,161 @@
+"""``strands-local``: strands-decider in-process from a local checkpoint directory.
+
+strands-decider is a 2B-parameter decision model (an LLM torso with a pointer readout) that
+answers the systemone questions; it needs torch (``pip install 'recallgate[strands-local]'``).
+This backend **never downloads**: the checkpoint must be a local directory, and the Hugging
+Face libraries run with ``HF_HUB_OFFLINE=1`` while it loads, so a checkpoint whose base model
+is not already in the local Hugging Face cache (or named by a local path in its config)
+fails with a clear error instead of fetching 4.5 GB.
+
+Options: ``checkpoint`` (``RECALLGATE_STRANDS_CHECKPOINT``; ``--url`` may carry the path,
+optionally as ``file://...``), ``device`` (``cpu``, ``cuda``, ``mps``; default
+``RECALLGATE_STRANDS_DEVICE`` or ``cpu``). A state longer than the checkpoint's window is
+cut by strands-decider itself; this backend counts the tokens first and records a warning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import DeciderError, UsageError
+from .http import StateLimiter
+from .questions import Answer, validate_request
+from .wire import answers_from_body
+
+__all__ = ["StrandsLocalDecider", "find_checkpoint"]
+
+INSTALL_HINT = "pip install 'recallgate[strands-local]'"
+CONFIG_FILES = ("strands_decider_config.json", "hobson_config.json")
+
+
+def find_checkpoint(path: str | None) -> Path:
+    """The checkpoint directory named by ``path`` (or the environment), checked to exist."""
+    raw = path or os.environ.get("RECALLGATE_STRANDS_CHECKPOINT")
+    if not raw:
+        raise UsageError(
+            "the strands-local decider needs a local checkpoint directory: "
+            "set RECALLGATE_STRANDS_CHECKPOINT or pass --url /path/to/checkpoint"
+        )
+    if raw.startswith("file://"):
+        raw = raw[len("file://") :]
+    elif "://" in raw:
+        raise UsageError(f"strands-local loads a local directory, not {raw!r}; it never downloads")
+    directory = Path(raw).expanduser()
+    if not directory.is_dir():
+        raise UsageError(
+            f"strands-local: checkpoint {str(directory)!r} is not a directory "
+            "(a Hub id is not accepted: this backend never downloads)"
+        )
+    if not any((directory / name).is_file() for name in CONFIG_FILES):
+        raise UsageError(
+            f"strands-local: {str(directory)!r} holds no {' or '.join(CONFIG_FILES)}; "
+            "is it a strands-decider checkpoint?"
+        )
+    return directory
+
+
+@contextmanager
+def _offline() -> Iterator[None]:
+    """Hugging Face libraries may read their local cache but never fetch."""
+    names = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+    saved = {n: os.environ.get(n) for n in names}
+    os.environ.update(dict.fromkeys(names, "1"))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+class StrandsLocalDecider:
+    """strands-decider loaded from a local checkpoint; answers in-process."""
+
+    name = "strands-local"
+
+    def __init__(
+        self, url: str | None = None, *, checkpoint: str | None = None, device: str | None = None
+    ) -> None:
+        self.checkpoint = find_checkpoint(checkpoint or url)
+        self.device = device or os.environ.get("RECALLGATE_STRANDS_DEVICE") or "cpu"
+        try:
+            from strands_decider.infer import EngineConfig, SystemOneEngine
+            from strands_decider.modeling import StrandsDeciderModel
+        except ImportError as exc:
+            raise UsageError(
+                f"the strands-local decider needs strands-decider and torch: {INSTALL_HINT}"
+            ) from exc
+        config = {}
+        for name in CONFIG_FILES:
+            if (self.checkpoint / name).is_file():
+                config = json.loads((self.checkpoint / name).read_text(encoding="utf-8"))
+                break
+        self.max_length = int(config.get("max_length", 0)) or None
+        self.model = self.checkpoint.name
+        try:
+            with _offline():
+                model = StrandsDeciderModel.load(str(self.checkpoint))
+        except OSError as exc:
+            raise UsageError(
+                f"strands-local: cannot load {str(self.checkpoint)!r} offline ({exc}). Its base model "
+                f"({config.get('base_model', '?')}) must be in the local Hugging Face cache or named "
+                "by a local path in the checkpoint's config."
+            ) from exc
+        self._engine = SystemOneEngine(model, EngineConfig(device=self.device, model_name=self.model))
+        self._lock = threading.Lock()  # strands-decider's engine is not safe under concurrent calls
+        self._limiter = StateLimiter()
+
+    @property
+    def last_warnings(self) -> list[str]:
+        return self._limiter.last_warnings
+
+    def _check_length(self, state: str) -> None:
+        if not self.max_length:
+            return
+        tokenizer = getattr(self._engine, "tok", None)
+        if tokenizer is None:
+            return
+        n = len(tokenizer(state, add_special_tokens=True)["input_ids"])
+        if n > self.max_length:
+            self._limiter.warn(
+                self.name,
+                f"state is {n} tokens; the checkpoint's window is {self.max_length} "
+                "(strands-decider cuts the state to fit)",
+            )
+
+    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
+        parsed = validate_request(state, questions)
+        self._limiter.reset()
+        self._check_length(state)
+        from strands_decider.schema import SystemOneRequest
+
+        wire = {name: q.to_wire() for name, q in parsed.items()}
+        fields = set(getattr(SystemOneRequest, "model_fields", {}))
+        request_body: dict[str, Any] = {"state": state, "questions": wire}
+        if "model" in fields:
+            request_body["model"] = self.model
+        try:
+            request = SystemOneRequest.model_validate(request_body)
+            with self._lock:
+                response = self._engine.evaluate(request)
+        except ValueError as exc:  # pydantic's ValidationError and the engine's refusals
+            error = DeciderError(f"strands-local: {exc}")
+            error.kind = "bad_request"
+            raise error from exc
+        return answers_from_body(self.name, parsed, response.model_dump())
+
+    async def aask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
+        """A forward pass takes seconds on a CPU: it runs on a worker thread."""
+        return await asyncio.to_thread(self.ask, state, questions)
+
+    def __repr__(self) -> str:
+        return f"StrandsLocalDecider({str(self.checkpoint)!r}, device={self.device!r})"
