@@ -64,6 +64,8 @@ class SearchHit:
 
     record: MemoryRecord
     score: float
+    #: the full-text (BM25) score of a hybrid search, when the record matched the text
+    lexical: float | None = None
 
     @property
     def cosine(self) -> float:

@@ -24,7 +24,9 @@ __all__ = ["emit_json", "fail", "main"]
 COMMANDS: list[tuple[str | None, str]] = [
     (None, "demo"),
     (None, "search"),
+    ("tune", "tune"),
     (None, "ask"),
+    ("bench", "bench_locomo"),
 ]
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",

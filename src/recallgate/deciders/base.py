@@ -49,6 +49,8 @@ class DecisionHints:
     subject_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     #: Extra per-question features (e.g. the store's search score for a judged record).
     subject_scores: dict[str, float] = field(default_factory=dict)
+    #: The full-text (BM25) score of a judged record when a hybrid search matched its words.
+    subject_lexical: dict[str, float] = field(default_factory=dict)
 
 
 _FACTORIES: dict[str, Callable[..., Decider]] = {}

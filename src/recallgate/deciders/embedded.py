@@ -55,6 +55,8 @@ class EmbeddedParams:
     domain_weight: float = 1.0
     #: softmax temperature of the domain distributions
     domain_temperature: float = 0.05
+    #: weight of a hybrid search's BM25 score (lexical evidence: names, places, dates)
+    lexical_weight: float = 0.03
     #: softmax temperature for choice and score options
     option_temperature: float = 0.05
 
@@ -212,6 +214,9 @@ class EmbeddedDecider:
             vectors.update(zip(unknown, embedded, strict=True))
         matrix = np.stack([vectors[n] for n in names])
         scores = self.judge_scores(state_vector, matrix)
+        if self.params.lexical_weight and hints.subject_lexical:
+            lexical = np.array([hints.subject_lexical.get(n, 0.0) for n in names])
+            scores = scores + self.params.lexical_weight * lexical
         p = self.params
         probs = 1.0 / (1.0 + np.exp(-p.judge_scale * (scores - p.judge_centre)))
         return {n: float(v) for n, v in zip(names, probs, strict=True)}

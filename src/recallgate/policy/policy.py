@@ -16,6 +16,7 @@ from ..deciders.questions import ChoiceAnswer, Question
 from ..errors import DeciderError, UsageError
 from ..records import MemoryRecord, SearchHit, render_text, resolve_namespace
 from ..stores.base import MemoryStore
+from .config import ROLES, ConfigPath, config_from_env, read_config
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, Trace
@@ -99,6 +100,7 @@ class RecallPolicy:
         max_record_chars: int = 600,
         max_context_chars: int = 4000,
         max_state_chars: int = 2000,
+        search_mode: Literal["dense", "hybrid"] = "hybrid",
         stats: RecallStats | None = None,
     ) -> None:
         if top_k < 1:
@@ -122,10 +124,16 @@ class RecallPolicy:
         self.max_record_chars = max_record_chars
         self.max_context_chars = max_context_chars
         self.max_state_chars = max_state_chars
+        # The gated arm fuses full-text and dense search; the stock arm is always dense, as upstream.
+        self.search_mode = search_mode
         self.stats = stats or RecallStats()
         backend = getattr(self.decider, "name", None) if self.decider is not None else None
         self.stats.decider = backend
         self.thresholds: dict[str, float] = {}
+        #: where each threshold came from: "argument", "config PATH" or "default"
+        self.threshold_sources: dict[str, str] = {}
+        # Order: explicit argument > fitted config (from_config or RECALLGATE_CONFIG) > default.
+        config = config_from_env() if backend is not None else None
         for role, given in (
             ("gate", gate_threshold),
             ("judge", judge_threshold),
@@ -133,14 +141,49 @@ class RecallPolicy:
         ):
             if given is not None:
                 self.thresholds[role] = float(given)
+                self.threshold_sources[role] = "argument"
                 continue
             if backend is None:
                 continue
+            fitted = config.get(backend, role) if config is not None else None
+            if fitted is not None:
+                self.thresholds[role] = fitted.value
+                self.threshold_sources[role] = f"config {config.path if config else ''}"
+                continue
             default = default_threshold(backend, role)
             self.thresholds[role] = default.value
+            self.threshold_sources[role] = "default"
             if not default.measured:
                 self.stats.unmeasured_thresholds.append(f"{backend}:{role}")
         self._pool: ThreadPoolExecutor | None = None
+
+    @classmethod
+    def from_config(
+        cls,
+        path: ConfigPath,
+        store: MemoryStore,
+        decider: Decider | Any | None = _DEFAULT,
+        **options: Any,
+    ) -> RecallPolicy:
+        """A policy using the thresholds ``recallgate tune ... --write-config`` fitted for its decider.
+
+        Thresholds passed in ``options`` still win. A role the file holds no fit for (for this
+        decider's backend) falls back to ``RECALLGATE_CONFIG``, then to the backend's default,
+        which ``stats.report()`` lists as unmeasured when it was never measured.
+        """
+        config = read_config(path)
+        chosen = default_decider() if decider is _DEFAULT else decider
+        backend = getattr(chosen, "name", None) if chosen is not None else None
+        from_file = []
+        for role, argument in ROLES.items():
+            fitted = config.get(backend, role) if backend is not None else None
+            if fitted is not None and options.get(argument) is None:
+                options[argument] = fitted.value
+                from_file.append(role)
+        policy = cls(store, chosen, **options)
+        for role in from_file:
+            policy.threshold_sources[role] = f"config {path}"
+        return policy
 
     # ---- public ---------------------------------------------------------------------------
     def recall(self, message: Any, *, actor_id: str, session_id: str | None = None) -> Recall:
@@ -224,6 +267,8 @@ class RecallPolicy:
             if hit.record.embedding is not None:
                 hints.subject_vectors[f"r{i}"] = np.asarray(hit.record.embedding, dtype=np.float32)
             hints.subject_scores[f"r{i}"] = hit.score
+            if hit.lexical is not None:
+                hints.subject_lexical[f"r{i}"] = hit.lexical
         judged = self._ask(state, judge_qs, hints, trace, stage="judge")
         if judged is None:
             for c in candidates:
@@ -287,7 +332,13 @@ class RecallPolicy:
 
         def one(ns: str) -> tuple[str, list[SearchHit] | Exception]:
             try:
-                return ns, self.store.search(ns, vector, self.top_k, actor_id=actor_id, text=text)
+                if self.decider is None or self.search_mode == "dense":
+                    hits = self.store.search(ns, vector, self.top_k, actor_id=actor_id, text=text)
+                else:
+                    hits = self.store.search(
+                        ns, vector, self.top_k, actor_id=actor_id, text=text, mode=self.search_mode
+                    )
+                return ns, hits
             except Exception as exc:  # a broken store must not break the turn: count, inject nothing
                 return ns, exc
 

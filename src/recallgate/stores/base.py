@@ -12,6 +12,7 @@ from ..embeddings import Embedder
 from ..records import Event, MemoryRecord, SearchHit
 
 __all__ = [
+    "BM25_WEIGHT",
     "LEXICAL_WEIGHT",
     "RRF_K",
     "MemoryStore",
@@ -29,8 +30,11 @@ SearchMode = Literal["dense", "hybrid"]
 
 #: Reciprocal rank fusion constant (Cormack et al. 2009 use 60).
 RRF_K = 60
-#: Weight of the lexical ranking relative to the dense one in the fusion.
+#: Weight of the lexical ranking relative to the dense one in rank fusion.
 LEXICAL_WEIGHT = 1.0
+#: Weight of a BM25 score added to a cosine similarity in score fusion. Fitted on LoCoMo's dev
+#: split (recall@5 of all-MiniLM-L6-v2 cosine 0.638 -> 0.680 with BM25 at 0.02; flat 0.01-0.03).
+BM25_WEIGHT = 0.02
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Words that carry no topic: dropped from full-text queries so BM25 ranks on the rest.

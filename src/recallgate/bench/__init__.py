@@ -1,0 +1,1 @@
+"""Benchmarks: decision quality on LoCoMo, latency, store speed."""

@@ -1,0 +1,158 @@
+"""The LoCoMo benchmark: loader and both arms on a small file in LoCoMo's format, and the real
+data (evaluation only, read from the shared data directory) when it is on this machine."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recallgate.bench.locomo import SPLITS, load_conversation, run_locomo
+from recallgate.errors import UsageError
+
+
+def _tiny(path: Path, cid: str) -> None:
+    data = {
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:00 pm on 3 May, 2023",
+        "session_1": [],
+        "session_1_observation": {
+            "Ana": [["Ana adopted a grey cat named Pixel.", "D1:1"], ["Ana works as a pharmacist.", "D1:3"]],
+            "Ben": [["Ben ran the Lisbon marathon in April.", "D1:2"], ["Ben is learning Korean.", ["D1:4"]]],
+        },
+        "session_2_observation": {"Ana": [["Ana repainted her kitchen yellow.", "D2:1"]]},
+        "qa": [
+            {
+                "question": "What is the name of Ana's cat?",
+                "answer": "Pixel",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {
+                "question": "Which marathon did Ben run?",
+                "answer": "Lisbon",
+                "evidence": ["D1:2"],
+                "category": 4,
+            },
+            {
+                "question": "What is Ben's favourite food?",
+                "adversarial_answer": "x",
+                "evidence": [],
+                "category": 5,
+            },
+            {
+                "question": "What colour is the kitchen?",
+                "answer": "yellow",
+                "evidence": ["D9:9"],
+                "category": 1,
+            },
+        ],
+    }
+    (path / f"{cid}.json").write_text(json.dumps(data))
+
+
+@pytest.fixture
+def tiny_dir(tmp_path):
+    for cid in SPLITS["dev"]:
+        _tiny(tmp_path, cid)
+    return tmp_path
+
+
+def test_loader_keeps_answerable_non_adversarial_questions(tiny_dir):
+    conv = load_conversation(tiny_dir / "26.json")
+    assert conv.speakers == ("Ana", "Ben")
+    assert len(conv.observations) == 5
+    assert [q.text for q in conv.questions] == [
+        "What is the name of Ana's cat?",
+        "Which marathon did Ben run?",
+    ]
+    assert conv.questions[0].relevant == {"o0"}
+
+
+def test_both_arms_on_the_tiny_split(tiny_dir, minilm):
+    from recallgate import default_decider
+
+    out = run_locomo(tiny_dir, "dev", default_decider(), embedder=minilm, policy_options={"max_records": 5})
+    assert out["questions"] == 10 and out["conversations"] == 5
+    assert out["stock"]["recall"] == 1.0  # five records, top-10 per namespace keeps them all
+    assert out["gated"]["gate_open_rate"] == 1.0
+    assert out["gated"]["recall"] == 1.0
+    assert out["gated"]["records_per_question"] <= 5
+    assert set(out["latency_ms"]) == {"embed_p50", "decide_p50", "search_p50"}
+    assert 0 <= out["gate_heldout"]["non_memory_closed_rate"] <= 1
+
+
+def test_bad_inputs_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match="does not exist"):
+        run_locomo(tmp_path / "nope", "dev", None)
+    with pytest.raises(UsageError, match="lacks"):
+        run_locomo(tmp_path, "test", None)
+    (tmp_path / "26.json").write_text("{not json")
+    with pytest.raises(UsageError, match=r"26\.json"):
+        load_conversation(tmp_path / "26.json")
+
+
+def _real_data() -> Path | None:
+    for candidate in (
+        os.environ.get("RECALLGATE_LOCOMO_DIR"),
+        Path(__file__).resolve().parents[2] / "shared/data/locomo",
+        "/work/shared/data/locomo",
+    ):
+        if candidate and (Path(candidate) / "30.json").exists():
+            return Path(candidate)
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    _real_data() is None, reason="LoCoMo data not on this machine (set RECALLGATE_LOCOMO_DIR)"
+)
+def test_cli_json_on_the_real_dev_split():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recallgate",
+            "bench",
+            "locomo",
+            "--data",
+            str(_real_data()),
+            "--split",
+            "dev",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    for key in ("split", "conversations", "questions", "stock", "gated", "latency_ms"):
+        assert key in data
+    assert data["questions"] == 630
+    assert {"recall", "any_hit", "records_per_question", "tokens_per_question"} <= set(data["stock"])
+    assert {"gate_open_rate", "judge_mean_auc", "judge_p_at_k"} <= set(data["gated"])
+    assert data["gated"]["records_per_question"] <= 5
+
+
+def test_cli_bad_split_is_exit_2(tmp_path):
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recallgate",
+            "bench",
+            "locomo",
+            "--data",
+            str(tmp_path),
+            "--split",
+            "dev",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
