@@ -249,7 +249,9 @@ class JsonPoster:
             return True  # the request never reached the server
         if isinstance(exc, httpx.RemoteProtocolError) and self.settings.retry_disconnects:
             # "Server disconnected without sending a response": a stale keep-alive connection.
-            return "without sending" in str(exc) or "disconnected" in str(exc).lower()
+            # Not "peer closed connection without sending complete message body": the
+            # server answered (part of) that request, so it is not repeated.
+            return "without sending a response" in str(exc)
         return False
 
     def _transport_error(self, exc: Exception, url: str) -> DeciderError:

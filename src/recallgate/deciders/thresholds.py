@@ -34,6 +34,37 @@ DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
             0.5, True, "dev/validator_cases.json: pooled accuracy 0.940 (flat 0.94-0.96)"
         ),
     },
+    # sparrow-decider 0.2.0 (sparrow-nano-general-v1.1) with the shipped judge wording, measured
+    # by tests/test_deciders_local.py::test_sparrow_judge_thresholds_come_from_dev on
+    # dev/validator_cases.json (16 queries, 116 query-record pairs): per-query AUC 0.594, p in
+    # [0.017, 0.397]. The best "p >= t and p >= best - d" is t = 0.27, d = 0.05 at pooled
+    # accuracy 0.716, against 0.707 for keeping nothing: sparrow barely tells relevant memories
+    # from irrelevant ones with this wording. No gate labels exist under data/dev, so its gate
+    # threshold is not measured.
+    "sparrow": {
+        "gate": Threshold(0.5, False, "no dev gate labels; run `recallgate tune gate` on your data"),
+        "judge": Threshold(
+            0.27, True, "dev/validator_cases.json: accuracy 0.716 (keep-none 0.707), AUC 0.594"
+        ),
+        "judge_relative": Threshold(
+            0.05, True, "dev/validator_cases.json: accuracy 0.716 (keep-none 0.707), AUC 0.594"
+        ),
+    },
+    # The HTTP and local-checkpoint backends answer with whatever model they reach, so no
+    # default can be measured for them here.
+    **{
+        backend: {
+            role: Threshold(0.5, False, f"{backend}: {why}; run `recallgate tune` against your model")
+            for role in ("gate", "judge", "judge_relative")
+        }
+        for backend, why in (
+            ("systemone", "depends on the model the server runs"),
+            ("openrouter", "Jev is not reachable from this project's machines"),
+            ("sagemaker", "depends on the deployed model"),
+            ("strands-local", "no strands-decider checkpoint on this project's machines"),
+            ("llm", "depends on the LLM and its tokenizer"),
+        )
+    },
 }
 
 
