@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .config import FittedThreshold, ThresholdConfig, read_config, write_config
 from .pack import CLOSE_TAG, OPEN_TAG, count_tokens, escape_memory_text, pack_context
 from .policy import KeptRecord, Recall, RecallPolicy, message_text
 from .stats import RecallStats
@@ -11,13 +12,17 @@ __all__ = [
     "CLOSE_TAG",
     "OPEN_TAG",
     "Candidate",
+    "FittedThreshold",
     "KeptRecord",
     "Recall",
     "RecallPolicy",
     "RecallStats",
+    "ThresholdConfig",
     "Trace",
     "count_tokens",
     "escape_memory_text",
     "message_text",
     "pack_context",
+    "read_config",
+    "write_config",
 ]

@@ -1,0 +1,254 @@
+"""``recallgate tune gate`` and ``recallgate tune validator``: measure wordings, fit thresholds.
+
+Both read labelled data (``builtin:seed`` or your own file), validate all of it before any
+decider call, ask every candidate wording about every item (one call per item), and print
+per-candidate separation, ranking and calibration figures. ``--report`` draws the picture,
+``--write-config`` saves the shipped wording's fitted thresholds for ``RecallPolicy``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..deciders import Decider
+from ..errors import UsageError
+from ..policy.config import FittedThreshold, config_from_env, write_config
+from ..tuning import (
+    TuneResult,
+    default_candidates,
+    load_candidates,
+    load_cases,
+    load_labels,
+    tune_gate,
+    tune_validator,
+)
+from ..tuning.candidates import Candidate, Role
+from . import emit_json, progress_enabled
+from .common import add_decider, add_json, decider_from_args, table
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    gate = subparsers.add_parser(
+        "gate",
+        help="compare gate wordings on labelled utterances and fit the gate threshold",
+        description="Ask every candidate gate wording about every labelled utterance (one decider "
+        "call per utterance) and report separation, ranking and calibration per wording.",
+    )
+    gate.add_argument(
+        "--labels",
+        required=True,
+        metavar="FILE.jsonl|builtin:seed",
+        help='one {"text": str, "label": bool} per line (true = answering needs a stored personal fact)',
+    )
+    _common(gate, "gate")
+    gate.set_defaults(func=run_gate)
+
+    validator = subparsers.add_parser(
+        "validator",
+        help="compare judge wordings on queries with relevant/irrelevant records",
+        description="Ask every candidate judge wording about every record of each query (one call "
+        "per query) and report pooled separation and per-query ranking per wording.",
+    )
+    validator.add_argument(
+        "--cases",
+        required=True,
+        metavar="FILE.json|builtin:seed",
+        help='{"records": {key: text}, "cases": [{"query", "relevant": [keys], "irrelevant": [keys]}]}',
+    )
+    _common(validator, "judge")
+    validator.set_defaults(func=run_validator)
+
+
+def _common(parser: argparse.ArgumentParser, role: Role) -> None:
+    parser.add_argument(
+        "--candidates",
+        metavar="FILE",
+        help="YAML or JSON file of named questions (default: the shipped wording and contrasting ones)",
+    )
+    add_decider(parser)
+    add_json(parser)
+    parser.add_argument("--report", metavar="OUT.html", help="write a self-contained HTML report with charts")
+    parser.add_argument(
+        "--write-config",
+        metavar="PATH",
+        help="save the shipped wording's fitted threshold(s) for this decider into PATH (merged)",
+    )
+    parser.set_defaults(role=role)
+
+
+# ---- running --------------------------------------------------------------------------
+
+
+def _candidates(args: argparse.Namespace) -> tuple[list[Candidate], str]:
+    if args.candidates:
+        return load_candidates(args.candidates, args.role)
+    candidates = default_candidates(args.role)
+    return candidates, candidates[0].name
+
+
+def _prepare(args: argparse.Namespace) -> tuple[list[Candidate], str, Decider]:
+    """Everything that can be checked before the first decider call."""
+    candidates, default = _candidates(args)
+    if args.write_config and not any(c.is_shipped(args.role) for c in candidates):
+        raise UsageError(
+            "--write-config fits the threshold of the wording the policy asks; add the shipped "
+            "question to the candidates (`use: shipped`)"
+        )
+    for flag, path in (("--report", args.report), ("--write-config", args.write_config)):
+        if path and Path(path).is_dir():
+            raise UsageError(f"{flag} {path}: is a directory, expected a file path")
+    config_from_env()  # a broken RECALLGATE_CONFIG is reported now, not after the run
+    decider = decider_from_args(args)
+    if decider is None:
+        raise UsageError("tuning needs a decider; 'none' is the ungated stock behaviour")
+    return candidates, default, decider
+
+
+def _progress(args: argparse.Namespace, total: int, unit: str) -> Any:
+    if not progress_enabled(args):
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, file=sys.stderr, leave=False, desc="asking")
+
+
+def run_gate(args: argparse.Namespace) -> int:
+    labels = load_labels(args.labels)
+    candidates, default, decider = _prepare(args)
+    bar = _progress(args, labels.n, "utterance")
+    try:
+        result = tune_gate(decider, labels, candidates, default=default, progress=bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _finish(args, result)
+
+
+def run_validator(args: argparse.Namespace) -> int:
+    cases = load_cases(args.cases)
+    candidates, default, decider = _prepare(args)
+    bar = _progress(args, len(cases.cases), "query")
+    try:
+        result = tune_validator(
+            decider, cases, candidates, default=default, progress=bar.update if bar else None
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    return _finish(args, result)
+
+
+def _fitted(result: TuneResult) -> dict[str, FittedThreshold]:
+    """The shipped wording's fitted thresholds, by role."""
+    shipped = next(c for c in result.candidates if c.shipped)
+    if shipped.errors:
+        raise UsageError(
+            f"not writing a config: the shipped wording errored on {shipped.errors} item(s) "
+            f"({shipped.error_samples[0]})"
+        )
+    m = shipped.metrics
+    out: dict[str, FittedThreshold] = {}
+    if result.kind == "gate":
+        if m["best_threshold"] is not None:
+            out["gate"] = FittedThreshold(
+                float(m["best_threshold"]),
+                result.source,
+                result.data_sha256,
+                result.n,
+                fit=f"best accuracy {m['best_accuracy']:.3f}; {5}-fold cv accuracy {m['cv_accuracy']:.3f}; "
+                f"margin {m['margin']:+.3f}",
+            )
+    else:
+        if shipped.keep_rule is not None:
+            accuracy, threshold, delta = shipped.keep_rule
+            fit = f"jointly fitted for keep='both' (p >= t and p >= best - d): pooled accuracy {accuracy:.3f}"
+            for role, value in (("judge", threshold), ("judge_relative", delta)):
+                out[role] = FittedThreshold(value, result.source, result.data_sha256, result.n, fit=fit)
+    return out
+
+
+def _finish(args: argparse.Namespace, result: TuneResult) -> int:
+    notes: list[str] = []
+    if args.report:
+        from ..tuning.report import write_report
+
+        path = write_report(result, args.report)
+        notes.append(f"report: {path}")
+    if args.write_config:
+        fitted = _fitted(result)
+        write_config(args.write_config, result.backend, fitted)
+        written = ", ".join(f"{role} = {f.value:.4f}" for role, f in fitted.items())
+        notes.append(f"config: {args.write_config} ({result.backend}: {written})")
+    if args.json:
+        emit_json(result.json())
+        for note in notes:
+            sys.stderr.write(note + "\n")
+        return 0
+    _print(result, notes)
+    return 0
+
+
+_GATE_COLUMNS = [
+    ("best_accuracy", "best acc"),
+    ("best_threshold", "at t"),
+    ("margin", "margin"),
+    ("auc", "AUC"),
+    ("configured_threshold", "conf t"),
+    ("accuracy_at_configured", "acc@conf"),
+    ("cv_accuracy", "cv acc"),
+    ("ece", "ECE"),
+    ("brier", "Brier"),
+]
+_VALIDATOR_COLUMNS = [
+    ("margin", "margin"),
+    ("best_accuracy", "best acc"),
+    ("best_threshold", "at t"),
+    ("mean_auc", "mean AUC"),
+    ("mean_p_at_k", "mean P@k"),
+    ("configured_threshold", "conf t"),
+    ("accuracy_at_configured", "acc@conf"),
+    ("relative_delta", "rel δ"),
+    ("relative_accuracy", "rel acc"),
+]
+
+
+def _cell(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.2f}" if value < 0 else f"{value:.2f}"
+
+
+def _print(result: TuneResult, notes: list[str]) -> None:
+    gate = result.kind == "gate"
+    columns = _GATE_COLUMNS if gate else _VALIDATOR_COLUMNS
+    errored = [c for c in result.candidates if c.errors]
+    for c in errored:
+        print(
+            f"ERRORS: {c.name} errored on {c.errors} item(s), e.g. {c.error_samples[0]}; excluded from best"
+        )
+    unit = "utterances" if gate else f"judged pairs over {len(result.candidates[0].queries)} queries"
+    print(
+        f"tune {'gate' if gate else 'validator'}: {result.backend} on {result.source} "
+        f"(n = {result.n} {unit}; {result.decider_calls} decider calls)"
+    )
+    rows: list[list[Any]] = []
+    for c in result.candidates:
+        name = c.name + (" *" if c.name == result.default else "")
+        rows.append([name] + [_cell(c.metrics.get(key)) for key, _ in columns])
+    print(table(rows, ["candidate"] + [label for _, label in columns]))
+    best = result.best
+    default = result.candidate(result.default)
+    print(f"* default wording; configured threshold from {default.configured_source}")
+    if best is not None:
+        print(f"best wording: {best.name}")
+    if default.keep_rule is not None:
+        accuracy, threshold, delta = default.keep_rule
+        print(
+            f"{default.name}, the policy's keep rule (p >= t and p >= best - d) fitted jointly: "
+            f"t = {threshold:.3f}, d = {delta:.3f}, pooled accuracy {accuracy:.0%}"
+        )
+    if result.n < 50:
+        print(f"only {result.n} items: these figures show direction, not magnitude")
+    for note in notes:
+        print(note)

@@ -1,0 +1,226 @@
+"""``recallgate tune gate`` / ``tune validator`` end to end, on the real embedded decider."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recallgate.cli import main
+from recallgate.deciders import available_deciders, register_decider
+from recallgate.policy.config import read_config
+
+GATE_KEYS = {
+    "best_accuracy",
+    "best_threshold",
+    "margin",
+    "auc",
+    "configured_threshold",
+    "accuracy_at_configured",
+    "cv_accuracy",
+    "ece",
+    "brier",
+}
+VALIDATOR_KEYS = {
+    "margin",
+    "best_accuracy",
+    "best_threshold",
+    "mean_auc",
+    "mean_p_at_k",
+    "configured_threshold",
+    "accuracy_at_configured",
+    "relative_delta",
+    "relative_accuracy",
+}
+
+
+class Counting:
+    """A decider that counts calls (to prove bad input stops the run before any)."""
+
+    name = "counting"
+    calls = 0
+
+    def ask(self, state: str, questions: Any) -> dict[str, Any]:
+        Counting.calls += 1
+        return dict.fromkeys(questions, 0.5)
+
+
+register_decider("counting", lambda **_: Counting())
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tune_gate_json_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "tune", "gate", "--labels", "builtin:seed", "--json")
+    assert code == 0 and err == ""
+    body = json.loads(out)
+    assert set(body) == {"backend", "n", "default", "candidates"}
+    assert body["backend"] == "embedded" and body["n"] == 20 and body["default"] == "shipped"
+    assert list(body["candidates"]) == ["shipped", "plain", "criteria", "inverted", "graded"]
+    for figures in body["candidates"].values():
+        assert set(figures) == GATE_KEYS | {"errors"}
+        assert figures["errors"] == 0
+    shipped = body["candidates"]["shipped"]
+    # The shipped wording earns its place on the seed: it beats the instructions alone.
+    assert shipped["auc"] > body["candidates"]["plain"]["auc"]
+    assert shipped["accuracy_at_configured"] >= 0.9
+
+
+def test_tune_validator_json_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "tune", "validator", "--cases", "builtin:seed", "--json")
+    assert code == 0
+    body = json.loads(out)
+    assert set(body) == {"backend", "default", "candidates"}
+    for figures in body["candidates"].values():
+        assert set(figures) == VALIDATOR_KEYS | {"errors"}
+    assert body["candidates"]["shipped"]["mean_auc"] >= 0.9
+
+
+def test_text_output_is_a_table_with_the_default_marked(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "tune", "gate", "--labels", "builtin:seed")
+    assert code == 0
+    assert "shipped *" in out and "cv acc" in out
+    assert "direction, not magnitude" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"text": "hi", "label": "maybe"}\n', "line 1: 'label' must be true or false, got 'maybe'"),
+        ('{"text": "hi", "label": true}\n{"label": false}\n', "line 2: missing field 'text'"),
+        ('{"text": "hi", "label": true}\n{"text": "hi", "label": false}\n', "line 2: duplicate text"),
+        ('{"text": "hi", "label": true}\n{"text": "yo", "label": true}\n', "every label is true"),
+    ],
+)
+def test_bad_labels_stop_before_any_decider_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    Counting.calls = 0
+    code, out, err = run(capsys, "tune", "gate", "--labels", str(path), "--decider", "counting", "--json")
+    assert code == 2 and out == ""
+    assert message in err and str(path) in err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert Counting.calls == 0
+
+
+def test_bad_candidates_stop_before_any_decider_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "good:\n  instructions: Needs the user?\nbad:\n  type: score\n  instructions: How much?\n"
+    )
+    Counting.calls = 0
+    code, _, err = run(
+        capsys, "tune", "gate", "--labels", "builtin:seed", "--candidates", str(path), "--decider", "counting"
+    )
+    assert code == 2 and "candidate 'bad'" in err and "needs criteria" in err
+    assert Counting.calls == 0
+
+
+def test_candidate_file_in_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "ours:\n  use: shipped\n"
+        "opposite:\n  instructions: Could this be answered without knowing the user?\n"
+        "  criteria:\n    true: general or small talk\n    false: about the user\n  inverted: true\n"
+        "kinds:\n  type: choice\n  instructions: What kind of message?\n"
+        "  criteria: {personal: about the user, general: anything else}\n  positive: personal\n"
+        "  default: true\n"
+    )
+    code, out, _ = run(
+        capsys, "tune", "gate", "--labels", "builtin:seed", "--candidates", str(path), "--json"
+    )
+    assert code == 0
+    body = json.loads(out)
+    assert list(body["candidates"]) == ["ours", "opposite", "kinds"] and body["default"] == "kinds"
+    assert all(c["errors"] == 0 for c in body["candidates"].values())
+
+
+def test_write_config_needs_the_shipped_wording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"candidates": {"plain": {"instructions": "Needs the user?"}}}))
+    Counting.calls = 0
+    code, _, err = run(
+        capsys,
+        "tune",
+        "gate",
+        "--labels",
+        "builtin:seed",
+        "--candidates",
+        str(path),
+        "--decider",
+        "counting",
+        "--write-config",
+        str(tmp_path / "t.json"),
+    )
+    assert code == 2 and "use: shipped" in err and Counting.calls == 0
+
+
+def test_write_config_records_the_fit_and_its_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "thresholds.json"
+    code, out, _ = run(
+        capsys, "tune", "gate", "--labels", "builtin:seed", "--json", "--write-config", str(config)
+    )
+    assert code == 0
+    gate = json.loads(out)["candidates"]["shipped"]
+    code, out, _ = run(
+        capsys, "tune", "validator", "--cases", "builtin:seed", "--json", "--write-config", str(config)
+    )
+    assert code == 0
+    saved = read_config(config)
+    fitted = saved.get("embedded", "gate")
+    assert fitted is not None
+    assert fitted.value == pytest.approx(gate["best_threshold"], abs=1e-4)
+    assert fitted.n == 20 and fitted.data == "builtin:seed" and len(fitted.data_sha256) == 64
+    assert fitted.date and fitted.question == "shipped"
+    # The validator run added the judge's pair to the same file.
+    assert saved.get("embedded", "judge") is not None and saved.get("embedded", "judge_relative") is not None
+    assert saved.get("embedded", "judge").n == 35  # type: ignore[union-attr]
+    # ... and the embedded policy built from it uses all three.
+    from recallgate import RecallPolicy, default_decider
+    from recallgate.stores import SQLiteStore
+
+    policy = RecallPolicy.from_config(config, SQLiteStore("sqlite://:memory:"), decider=default_decider())
+    for role in ("gate", "judge", "judge_relative"):
+        assert policy.thresholds[role] == saved.get("embedded", role).value  # type: ignore[union-attr]
+        assert policy.threshold_sources[role] == f"config {config}"
+
+
+def test_progress_bar_only_on_a_terminal_and_never_with_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    _, out, err = run(capsys, "tune", "gate", "--labels", "builtin:seed", "--json")
+    assert err == "" and json.loads(out)
+    _, _, err = run(capsys, "tune", "gate", "--labels", "builtin:seed")
+    assert "utterance" in err  # tqdm's bar, on stderr
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    _, _, err = run(capsys, "tune", "gate", "--labels", "builtin:seed")
+    assert err == ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("sparrow" not in available_deciders(), reason="the sparrow decider is not registered")
+def test_both_commands_run_on_sparrow(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "tune", "gate", "--labels", "builtin:seed", "--decider", "sparrow", "--json")
+    assert code == 0, err
+    body = json.loads(out)
+    assert body["backend"].startswith("sparrow") and len(body["candidates"]) >= 3
+    assert all(set(c) == GATE_KEYS | {"errors"} for c in body["candidates"].values())
+    code, out, err = run(
+        capsys, "tune", "validator", "--cases", "builtin:seed", "--decider", "sparrow", "--json"
+    )
+    assert code == 0, err
+    assert all(set(c) == VALIDATOR_KEYS | {"errors"} for c in json.loads(out)["candidates"].values())

@@ -1,0 +1,302 @@
+"""The tuner's HTML report, rendered by a real headless Chromium.
+
+The browser is driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``), so
+the test reads back from the live page: every chart's laid-out size, the number of drawn
+points and curves, a screenshot of each chart (it must not be blank), console errors and
+exceptions, and every network request the page made (only the file itself is allowed).
+Chromium comes from the Debian package ``chromium``; ``.ci/run`` installs it when missing.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recallgate.deciders import make_decider
+from recallgate.tuning import default_candidates, load_cases, load_labels, tune_gate, tune_validator
+from recallgate.tuning.report import render_report, write_report
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed (Debian package `chromium`; .ci/run installs it when missing)",
+)
+
+# Chromium reads DevTools commands on fd 3 and writes replies on fd 4. A fresh interpreter
+# puts the pipe ends there (duplicating first, so no end is overwritten before it is moved).
+_TRAMPOLINE = """
+import os, sys
+a, b = os.dup(int(sys.argv[1])), os.dup(int(sys.argv[2]))
+os.dup2(a, 3); os.dup2(b, 4)
+os.set_inheritable(3, True); os.set_inheritable(4, True)
+os.execv(sys.argv[3], sys.argv[3:])
+"""
+
+# Read back from the page: every chart's size and what it drew.
+_CHART_PROBE = """
+(() => [...document.querySelectorAll('figure.chart')].map((figure) => {
+  const svg = figure.querySelector('svg');
+  const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0, x: 0, y: 0};
+  const groups = figure.dataset.gid ? [...figure.querySelectorAll(`[id^="${figure.dataset.gid}-"]`)] : [];
+  const curves = [...figure.querySelectorAll('[id^="roc-"] path')].filter((p) => {
+    const b = p.getBBox(); return b.width > 0 && b.height > 0;
+  });
+  return {
+    kind: figure.classList.contains('roc') ? 'roc' : 'strip',
+    width: box.width, height: box.height,
+    x: box.x + window.scrollX, y: box.y + window.scrollY,
+    expectedPoints: Number(figure.dataset.points || 0),
+    drawnPoints: groups.reduce((n, g) => n + g.querySelectorAll('use').length, 0),
+    expectedCurves: Number(figure.dataset.curves || 0),
+    drawnCurves: curves.length,
+  };
+}))()
+"""
+
+
+class Chromium:
+    """A headless Chromium page driven over the DevTools protocol (stdlib only)."""
+
+    def __init__(self, profile: Path) -> None:
+        to_chrome_r, self._out = os.pipe()
+        self._in, from_chrome_w = os.pipe()
+        args = [
+            CHROMIUM or "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _TRAMPOLINE, str(to_chrome_r), str(from_chrome_w), *args],
+            pass_fds=(to_chrome_r, from_chrome_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._buffer = b""
+        self._next_id = 0
+        self.events: list[dict[str, Any]] = []
+        targets = self.call("Target.getTargets")["targetInfos"]
+        page = next(t for t in targets if t["type"] == "page")
+        attached = self.call("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})
+        self.session = attached["sessionId"]
+        for domain in ("Runtime", "Log", "Network", "Page"):
+            self.call(f"{domain}.enable", session=True)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1200, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            session=True,
+        )
+
+    def call(self, method: str, params: dict[str, Any] | None = None, *, session: bool = False) -> Any:
+        self._next_id += 1
+        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self._out, json.dumps(message).encode() + b"\0")
+        reply = self._wait(lambda m: m.get("id") == message["id"])
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply.get("result", {})
+
+    def _wait(self, done: Any, timeout: float = 30.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\0" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\0", 1)
+                message = json.loads(raw)
+                if "method" in message:
+                    self.events.append(message)
+                if done(message):
+                    return message
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("Chromium did not answer in time")
+            ready, _, _ = select.select([self._in], [], [], min(remaining, 1.0))
+            if ready:
+                chunk = os.read(self._in, 1 << 16)
+                if not chunk:
+                    raise RuntimeError("Chromium closed the DevTools pipe")
+                self._buffer += chunk
+
+    def load(self, url: str) -> None:
+        self.events.clear()
+        self.call("Page.navigate", {"url": url}, session=True)
+        self._wait(lambda m: m.get("method") == "Page.loadEventFired")
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True
+        )
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"page script failed: {result['exceptionDetails']}")
+        return result["result"]["value"]
+
+    def screenshot(self, x: float, y: float, width: float, height: float) -> bytes:
+        clip = {"x": x, "y": y, "width": width, "height": height, "scale": 1}
+        shot = self.call(
+            "Page.captureScreenshot",
+            {"format": "png", "clip": clip, "captureBeyondViewport": True},
+            session=True,
+        )
+        return base64.b64decode(shot["data"])
+
+    def console_errors(self) -> list[str]:
+        errors = []
+        for event in self.events:
+            method, params = event["method"], event.get("params", {})
+            if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+                errors.append(" ".join(str(a.get("value", a.get("description"))) for a in params["args"]))
+            elif method == "Runtime.exceptionThrown":
+                details = params["exceptionDetails"]
+                thrown = details.get("exception", {}).get("description", "")
+                errors.append(f"{details.get('text', 'exception')} {thrown}".strip())
+            elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
+                errors.append(params["entry"].get("text", ""))
+        return errors
+
+    def requested_urls(self) -> list[str]:
+        return [
+            e["params"]["request"]["url"] for e in self.events if e["method"] == "Network.requestWillBeSent"
+        ]
+
+    def close(self) -> None:
+        for fd in (self._out, self._in):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def inked_share(png: bytes) -> float:
+    """The share of pixels in a screenshot that are not (near) white."""
+    from matplotlib.image import imread
+
+    pixels = imread(io.BytesIO(png), format="png")[..., :3]
+    return float((pixels.min(axis=-1) < 0.9).mean())
+
+
+def inspect(browser: Chromium, path: Path) -> tuple[list[dict[str, Any]], list[str], list[str], list[float]]:
+    """(charts, console errors, foreign requests, inked share per chart) of the page at ``path``."""
+    url = path.resolve().as_uri()
+    browser.load(url)
+    charts = browser.evaluate(_CHART_PROBE)
+    inks = [
+        inked_share(browser.screenshot(c["x"], c["y"], c["width"], c["height"]))
+        if c["width"] and c["height"]
+        else 0.0
+        for c in charts
+    ]
+    foreign = [u for u in browser.requested_urls() if u != url and not u.startswith("data:")]
+    return charts, browser.console_errors(), foreign, inks
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Real reports from the real embedded decider on the shipped seed sets."""
+    decider = make_decider("embedded")
+    folder = tmp_path_factory.mktemp("reports")
+    gate = tune_gate(decider, load_labels("builtin:seed"), default_candidates("gate"))
+    validator = tune_validator(decider, load_cases("builtin:seed"), default_candidates("judge"))
+    return {
+        "gate": (gate, write_report(gate, folder / "gate.html")),
+        "validator": (validator, write_report(validator, folder / "validator.html")),
+    }
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Any:
+    chromium = Chromium(tmp_path / "profile")
+    yield chromium
+    chromium.close()
+
+
+def test_report_is_one_self_contained_page(reports: dict[str, Any]) -> None:
+    for result, path in reports.values():
+        page = path.read_text()
+        assert page.startswith("<!DOCTYPE html>")
+        assert page.count("<svg") == len(result.candidates) + 1  # one strip each, one ROC
+        assert "<script" not in page and "<link" not in page
+        assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
+            'xmlns:xlink="http://www.w3.org/1999/xlink"', ""
+        )
+    validator_page = reports["validator"][1].read_text()
+    assert "Per-query ranking" in validator_page
+    for case in load_cases("builtin:seed").cases:
+        assert case.query.replace("'", "&#x27;") in validator_page
+
+
+def test_report_names_errored_candidates(reports: dict[str, Any]) -> None:
+    result = reports["gate"][0]
+    broken = result.candidates[1]
+    broken.errors, broken.error_samples = 2, ["line 3: DeciderTimeout: no answer in 5 s"]
+    try:
+        page = render_report(result)
+    finally:
+        broken.errors, broken.error_samples = 0, []
+    assert 'class="errored"' in page
+    assert "plain: 2 errors (e.g. line 3: DeciderTimeout: no answer in 5 s)" in page
+
+
+@needs_chromium
+@pytest.mark.parametrize("kind", ["gate", "validator"])
+def test_every_chart_renders_in_chromium_without_console_errors(
+    kind: str, reports: dict[str, Any], browser: Chromium
+) -> None:
+    result, path = reports[kind]
+    charts, errors, foreign, inks = inspect(browser, path)
+    assert errors == []
+    assert foreign == []
+    assert [c["kind"] for c in charts] == ["strip"] * len(result.candidates) + ["roc"]
+    for chart, ink in zip(charts, inks, strict=True):
+        assert chart["width"] > 200 and chart["height"] > 80, chart
+        assert ink > 0.01, (chart, ink)
+        if chart["kind"] == "strip":
+            assert chart["expectedPoints"] == result.n
+            assert chart["drawnPoints"] == chart["expectedPoints"], chart
+        else:
+            assert chart["expectedCurves"] == len(result.candidates)
+            assert chart["drawnCurves"] == chart["expectedCurves"], chart
+
+
+@needs_chromium
+def test_the_browser_check_catches_a_broken_page(tmp_path: Path, browser: Chromium) -> None:
+    """The probe must fail on an empty chart, a console error and a network fetch."""
+    page = tmp_path / "broken.html"
+    page.write_text(
+        "<!DOCTYPE html><html><body>"
+        '<figure class="chart strip" data-points="5" data-gid="points-0"><svg></svg></figure>'
+        "<script>console.error('chart failed'); undefined_function();</script>"
+        '<img src="http://127.0.0.1:9/pixel.png">'
+        "</body></html>"
+    )
+    charts, errors, foreign, inks = inspect(browser, page)
+    assert charts[0]["drawnPoints"] == 0 and charts[0]["expectedPoints"] == 5
+    assert inks[0] < 0.01
+    assert any("chart failed" in e for e in errors)
+    assert any("undefined_function" in e for e in errors)
+    assert foreign == ["http://127.0.0.1:9/pixel.png"]
