@@ -27,6 +27,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     ("tune", "tune"),
     (None, "ask"),
     ("bench", "bench_locomo"),
+    ("bench", "bench_latency"),
 ]
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",

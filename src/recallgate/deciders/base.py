@@ -85,14 +85,12 @@ def ask(
     Wraps anything the backend raises that is not already a :class:`DeciderError` so the
     caller has one exception type to fail open on.
     """
-    wire = {
-        name: q.to_wire(with_examples=getattr(decider, "accepts_examples", False))
-        for name, q in questions.items()
-    }
     try:
         if getattr(decider, "accepts_hints", False):
             raw = decider.ask(state, questions, hints=hints)  # type: ignore[call-arg]
         else:
+            with_examples = getattr(decider, "accepts_examples", False)
+            wire = {name: q.to_wire(with_examples=with_examples) for name, q in questions.items()}
             raw = decider.ask(state, wire)
     except DeciderError:
         raise

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder
 from .base import DecisionHints
 from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer, validate_request
@@ -96,6 +97,7 @@ class EmbeddedDecider:
         self._lock = threading.Lock()
         self._bank: np.ndarray | None = None
         self._domains: np.ndarray | None = None
+        limit_blas_threads()
 
     @property
     def embedder(self) -> Embedder:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -101,6 +103,7 @@ class RecallPolicy:
         max_context_chars: int = 4000,
         max_state_chars: int = 2000,
         search_mode: Literal["dense", "hybrid"] = "hybrid",
+        cache_size: int = 256,
         stats: RecallStats | None = None,
     ) -> None:
         if top_k < 1:
@@ -156,6 +159,13 @@ class RecallPolicy:
             if not default.measured:
                 self.stats.unmeasured_thresholds.append(f"{backend}:{role}")
         self._pool: ThreadPoolExecutor | None = None
+        # Repeated messages within a session ("ok", "thanks", a retried turn) reuse the query
+        # embedding and the gate's answers: bounded LRU, counted in stats.cache_hits/misses.
+        self.cache_size = max(int(cache_size), 0)
+        self._cache: OrderedDict[tuple[str, str | None, str], tuple[np.ndarray, dict[str, Any] | None]] = (
+            OrderedDict()
+        )
+        self._cache_lock = threading.Lock()
 
     @classmethod
     def from_config(
@@ -198,16 +208,46 @@ class RecallPolicy:
             trace.skipped = "no text in the message"
             return self._finish(Recall("", [], trace), started)
         self.stats.add(baseline_retrievals=1)
-        try:
-            vector = self.store.embedder.embed([text])[0]
-        except Exception as exc:  # no vector: no search can run; inject nothing, say why
-            self.stats.error("embedder", type(exc).__name__)
-            trace.errors.append(f"embedder: {type(exc).__name__}: {exc}")
-            return self._finish(Recall("", [], trace), started)
+        key = (actor_id, session_id, text)
+        cached = self._cache_get(key)
+        if cached is not None:
+            vector, gate_answers = cached
+            trace.cache_hit = True
+        else:
+            try:
+                vector = self.store.embedder.embed([text])[0]
+            except Exception as exc:  # no vector: no search can run; inject nothing, say why
+                self.stats.error("embedder", type(exc).__name__)
+                trace.errors.append(f"embedder: {type(exc).__name__}: {exc}")
+                return self._finish(Recall("", [], trace), started)
+            gate_answers = None
         trace.timings_ms["embed"] = _ms(started)
         if self.decider is None:
+            self._cache_put(key, vector, None)
             return self._finish(self._stock(text, vector, namespaces, actor_id, trace), started)
-        return self._finish(self._gated(text, vector, namespaces, actor_id, trace), started)
+        recall = self._gated(text, vector, namespaces, actor_id, trace, key, gate_answers)
+        return self._finish(recall, started)
+
+    def _cache_get(self, key: tuple[str, str | None, str]) -> tuple[np.ndarray, dict[str, Any] | None] | None:
+        if not self.cache_size:
+            return None
+        with self._cache_lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                self._cache.move_to_end(key)
+        self.stats.add(**({"cache_hits": 1} if entry is not None else {"cache_misses": 1}))
+        return entry
+
+    def _cache_put(
+        self, key: tuple[str, str | None, str], vector: np.ndarray, answers: dict[str, Any] | None
+    ) -> None:
+        if not self.cache_size:
+            return
+        with self._cache_lock:
+            self._cache[key] = (vector, answers)
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -231,14 +271,27 @@ class RecallPolicy:
         return self._pack(kept, trace)
 
     def _gated(
-        self, text: str, vector: np.ndarray, namespaces: list[str], actor_id: str, trace: Trace
+        self,
+        text: str,
+        vector: np.ndarray,
+        namespaces: list[str],
+        actor_id: str,
+        trace: Trace,
+        cache_key: tuple[str, str | None, str] | None = None,
+        cached_answers: dict[str, Any] | None = None,
     ) -> Recall:
         state = self._state(text, trace)
-        questions: dict[str, Question] = {GATE: gate_question()}
-        if len(self.descriptions) >= 2:
-            questions[ROUTE] = route_question(self.descriptions)
-        answers = self._ask(state, questions, DecisionHints(state_vector=vector), trace, stage="gate")
-        self.stats.add(gate_calls=1)
+        if cached_answers is not None:
+            answers: dict[str, Any] | None = cached_answers
+        else:
+            questions: dict[str, Question] = {GATE: gate_question()}
+            if len(self.descriptions) >= 2:
+                questions[ROUTE] = route_question(self.descriptions)
+            answers = self._ask(state, questions, DecisionHints(state_vector=vector), trace, stage="gate")
+            self.stats.add(gate_calls=1)
+            if answers is not None and cache_key is not None:
+                # Only answers that came back are cached: a failure is retried next time.
+                self._cache_put(cache_key, vector, answers)
         trace.gate_threshold = self.thresholds.get("gate", 0.5)
         if answers is None:  # fail open: retrieve as stock would
             trace.gate_open = True

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
@@ -123,6 +124,7 @@ class SQLiteStore:
         self.path = _parse_path(url)
         _check_writable(self.path)
         self.embedder: Embedder = embedder or default_embedder()
+        limit_blas_threads()
         self._lock = threading.RLock()
         try:
             self._conn = sqlite3.connect(

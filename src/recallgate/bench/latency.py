@@ -1,0 +1,294 @@
+"""Latency benchmark: what a decision costs, and whether a gated turn beats a stock one.
+
+Everything is timed with ``time.perf_counter`` over repeated runs after a warm-up; medians
+are reported. ``--remote-store-ms`` wraps the store in a fixed per-search delay that models a
+remote memory service, so the demo's wall clock can be compared arm against arm in one run.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ..deciders import Decider, DecisionHints
+from ..deciders import ask as ask_decider
+from ..demo import DEMO_NAMESPACES, persona, seed_persona
+from ..policy import RecallPolicy
+from ..policy.wording import GATE, ROUTE, gate_question, judge_question, route_question
+from ..records import MemoryRecord, SearchHit, resolve_namespace
+from ..stores.base import MemoryStore
+
+__all__ = ["DelayedStore", "add_synthetic_records", "rss_mb", "run_latency"]
+
+_MESSAGES = [
+    "I'd like a drink, what should I get?",
+    "What should I have for dinner tonight?",
+    "I'm booking a flight next week, anything you should know?",
+    "Can you review this function for me?",
+    "Plan my weekend for me",
+    "What's a good gift for my dog?",
+    "Hello there!",
+    "Thanks, that helps",
+    "What is the capital of Peru?",
+    "Explain how a hash map works",
+]
+
+
+class DelayedStore:
+    """A store wrapper whose searches take at least ``delay_ms``: a remote memory service.
+
+    Marked non-local, so the policy searches its namespaces concurrently, as the AgentCore
+    session manager does with one thread per namespace.
+    """
+
+    local = False
+
+    def __init__(self, store: MemoryStore, delay_ms: float) -> None:
+        self.inner = store
+        self.delay_s = delay_ms / 1000.0
+        self.url = store.url
+        self.embedder = store.embedder
+        self.searches = 0
+        self._lock = threading.Lock()
+
+    def search(self, *args: Any, **kwargs: Any) -> list[SearchHit]:
+        started = time.perf_counter()
+        hits = self.inner.search(*args, **kwargs)
+        with self._lock:
+            self.searches += 1
+        remaining = self.delay_s - (time.perf_counter() - started)
+        if remaining > 0:
+            time.sleep(remaining)
+        return hits
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def rss_mb() -> float:
+    """Resident set size of this process now, in MB (Linux /proc; else peak RSS)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024.0, 1)
+    except OSError:
+        pass
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def add_synthetic_records(store: MemoryStore, count: int, namespaces: int = 100, seed: int = 7) -> int:
+    """Fill the store with ``count`` records of other actors (random unit vectors, no embedding
+    cost) so searches and memory are measured against a realistically sized store."""
+    if count <= 0:
+        return 0
+    rng = np.random.default_rng(seed)
+    dim = store.embedder.dimension
+    batch = 5000
+    for start in range(0, count, batch):
+        n = min(batch, count - start)
+        vectors = rng.standard_normal((n, dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        records = []
+        for i in range(n):
+            actor = f"synthetic-{(start + i) % namespaces}"
+            records.append(
+                MemoryRecord(
+                    actor_id=actor,
+                    namespace=f"/facts/{actor}",
+                    text=f"Synthetic memory {start + i} of {actor}.",
+                    embedding=vectors[i],
+                )
+            )
+        store.add_records(records)
+    return count
+
+
+def _p50(samples: Sequence[float]) -> float:
+    return round(float(statistics.median(samples)), 4) if samples else 0.0
+
+
+def _timed(fn: Callable[[int], Any], repeats: int, warmup: int) -> list[float]:
+    for i in range(warmup):
+        fn(i)
+    out = []
+    for i in range(repeats):
+        started = time.perf_counter()
+        fn(i)
+        out.append((time.perf_counter() - started) * 1000.0)
+    return out
+
+
+def run_latency(
+    store: MemoryStore,
+    decider: Decider | None,
+    *,
+    records: int = 10_000,
+    remote_store_ms: float = 0.0,
+    concurrency: int = 1,
+    repeats: int = 200,
+    warmup: int = 20,
+    on_stage: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Measure the figures of ``recallgate bench latency`` (see the issue for each key)."""
+    stage = on_stage or (lambda name: None)
+    stage("seeding")
+    seed_persona(store)
+    existing_synthetic = len(store.list_records("/facts/synthetic-0"))
+    if records and not existing_synthetic:
+        add_synthetic_records(store, records)
+    actor = persona()["actor_id"]
+    embedder = store.embedder
+    namespaces = [resolve_namespace(t, actor_id=actor) for t in DEMO_NAMESPACES]
+
+    stage("embedding")
+    embed = _timed(lambda i: embedder.embed([_MESSAGES[i % len(_MESSAGES)] + f" #{i}"]), repeats, warmup)
+    vectors = embedder.embed(_MESSAGES)
+
+    # Twenty candidate records for the judge: the persona's records plus synthetic ones.
+    candidates = [h for ns in namespaces for h in store.search(ns, vectors[0], 10, actor_id=actor)]
+    while len(candidates) < 20:
+        candidates += candidates[: 20 - len(candidates)]
+    candidates = candidates[:20]
+    judge_qs = {f"r{i}": judge_question(h.record.rendered) for i, h in enumerate(candidates)}
+    judge_hints = DecisionHints(
+        subject_vectors={
+            f"r{i}": np.asarray(h.record.embedding, dtype=np.float32) for i, h in enumerate(candidates)
+        }
+    )
+    gate_qs = {GATE: gate_question()}
+    route_qs = {GATE: gate_question(), ROUTE: route_question({t: t.split("/")[1] for t in DEMO_NAMESPACES})}
+
+    gate_ms: list[float] = []
+    judge_ms: list[float] = []
+    overhead_ms: list[float] = []
+    if decider is not None:
+        stage("deciding")
+
+        def gate(i: int) -> None:
+            ask_decider(
+                decider,
+                _MESSAGES[i % len(_MESSAGES)],
+                gate_qs,
+                DecisionHints(state_vector=vectors[i % len(_MESSAGES)]),
+            )
+
+        def judge(i: int) -> None:
+            hints = DecisionHints(
+                state_vector=vectors[i % len(_MESSAGES)], subject_vectors=judge_hints.subject_vectors
+            )
+            ask_decider(decider, _MESSAGES[i % len(_MESSAGES)], judge_qs, hints)
+
+        def overhead(i: int) -> None:
+            ask_decider(
+                decider,
+                _MESSAGES[i % len(_MESSAGES)],
+                route_qs,
+                DecisionHints(state_vector=vectors[i % len(_MESSAGES)]),
+            )
+            judge(i)
+
+        gate_ms = _timed(gate, repeats, warmup)
+        judge_ms = _timed(judge, repeats, warmup)
+        overhead_ms = _timed(overhead, repeats, warmup)
+
+    stage("searching")
+    search_ms = _timed(
+        lambda i: store.search(
+            namespaces[i % 2],
+            vectors[i % len(_MESSAGES)],
+            10,
+            actor_id=actor,
+            text=_MESSAGES[i % len(_MESSAGES)],
+            mode="hybrid",
+        ),
+        repeats,
+        warmup,
+    )
+
+    stage("turns")
+    turns = list(persona()["demo_turns"])
+    stock_policy = RecallPolicy(store, decider=None, namespaces=DEMO_NAMESPACES, cache_size=0)
+    gated_policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+    turn_stock = _timed(lambda i: stock_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup)
+    turn_gated = _timed(lambda i: gated_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup)
+
+    stage("demo")
+    remote: MemoryStore = DelayedStore(store, remote_store_ms) if remote_store_ms > 0 else store
+    per_turn: dict[str, list[float]] = {"stock": [], "gated": []}
+    walls: dict[str, float] = {}
+    for arm, arm_decider in (("stock", None), ("gated", decider)):
+        policy = RecallPolicy(remote, decider=arm_decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+        started = time.perf_counter()
+        for turn in turns:
+            t0 = time.perf_counter()
+            policy.recall(turn, actor_id=actor, session_id="bench")
+            per_turn[arm].append(round((time.perf_counter() - t0) * 1000.0, 3))
+        walls[arm] = (time.perf_counter() - started) * 1000.0
+        policy.close()
+
+    stage("throughput")
+    decisions_per_s = 0.0
+    if decider is not None:
+
+        def one(i: int) -> None:
+            ask_decider(
+                decider,
+                _MESSAGES[i % len(_MESSAGES)],
+                route_qs,
+                DecisionHints(state_vector=vectors[i % len(_MESSAGES)]),
+            )
+            ask_decider(
+                decider,
+                _MESSAGES[i % len(_MESSAGES)],
+                judge_qs,
+                DecisionHints(
+                    state_vector=vectors[i % len(_MESSAGES)], subject_vectors=judge_hints.subject_vectors
+                ),
+            )
+
+        count = max(repeats * 2, 200)
+        started = time.perf_counter()
+        if concurrency > 1:
+            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+                list(pool.map(one, range(count)))
+        else:
+            for i in range(count):
+                one(i)
+        decisions_per_s = round(count / (time.perf_counter() - started), 1)
+
+    # RSS with every record "loaded": search each namespace once so all its vectors are cached.
+    stage("memory")
+    for ns in store.namespaces() if hasattr(store, "namespaces") else []:
+        store.search(ns, vectors[0], 1)
+    return {
+        "decider": getattr(decider, "name", "none") if decider is not None else "none",
+        "store": store.url,
+        "records": store.count_records(),
+        "remote_store_ms": remote_store_ms,
+        "concurrency": concurrency,
+        "cores": os.cpu_count(),
+        "repeats": repeats,
+        "embed_p50_ms": _p50(embed),
+        "gate_p50_ms": _p50(gate_ms),
+        "judge20_p50_ms": _p50(judge_ms),
+        "decision_overhead_p50_ms": _p50(overhead_ms),
+        "search_p50_ms": _p50(search_ms),
+        "turn_stock_p50_ms": _p50(turn_stock),
+        "turn_gated_p50_ms": _p50(turn_gated),
+        "demo_wall_stock_ms": round(walls["stock"], 1),
+        "demo_wall_gated_ms": round(walls["gated"], 1),
+        "demo_per_turn_ms": per_turn,
+        "demo_turns": turns,
+        "decisions_per_s": decisions_per_s,
+        "rss_mb": rss_mb(),
+    }
