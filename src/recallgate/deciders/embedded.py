@@ -89,6 +89,8 @@ class EmbeddedDecider:
 
     name = "embedded"
     accepts_hints = True
+    #: in-process: the policy calls it directly, without a timeout thread
+    local = True
 
     def __init__(self, embedder: Embedder | None = None, params: EmbeddedParams | None = None) -> None:
         self._embedder = embedder

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,9 +17,10 @@ import numpy as np
 from ..deciders import Decider, DecisionHints, default_decider, default_threshold
 from ..deciders import ask as ask_decider
 from ..deciders.questions import ChoiceAnswer, Question
-from ..errors import DeciderError, UsageError
+from ..errors import DeciderError, DeciderTimeout, UsageError
 from ..records import MemoryRecord, SearchHit, render_text, resolve_namespace
 from ..stores.base import MemoryStore
+from .breaker import CircuitBreaker
 from .config import ROLES, ConfigPath, config_from_env, read_config
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
@@ -104,6 +107,10 @@ class RecallPolicy:
         max_state_chars: int = 2000,
         search_mode: Literal["dense", "hybrid"] = "hybrid",
         cache_size: int = 256,
+        decider_timeout_s: float = 2.0,
+        store_timeout_s: float = 5.0,
+        breaker_threshold: int = 3,
+        breaker_cooldown_s: float = 30.0,
         stats: RecallStats | None = None,
     ) -> None:
         if top_k < 1:
@@ -159,6 +166,12 @@ class RecallPolicy:
             if not default.measured:
                 self.stats.unmeasured_thresholds.append(f"{backend}:{role}")
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        # Remote deciders and stores are called with a deadline so a hung backend cannot hold the
+        # turn; in-process ones (``local = True``) are called directly: they cannot hang on I/O.
+        self.decider_timeout_s = float(decider_timeout_s)
+        self.store_timeout_s = float(store_timeout_s)
+        self.breaker = CircuitBreaker(breaker_threshold, breaker_cooldown_s)
         # Repeated messages within a session ("ok", "thanks", a retried turn) reuse the query
         # embedding and the gate's answers: bounded LRU, counted in stats.cache_hits/misses.
         self.cache_size = max(int(cache_size), 0)
@@ -217,7 +230,7 @@ class RecallPolicy:
             try:
                 vector = self.store.embedder.embed([text])[0]
             except Exception as exc:  # no vector: no search can run; inject nothing, say why
-                self.stats.error("embedder", type(exc).__name__)
+                self.stats.error("embedder", error_kind(exc))
                 trace.errors.append(f"embedder: {type(exc).__name__}: {exc}")
                 return self._finish(Recall("", [], trace), started)
             gate_answers = None
@@ -248,6 +261,11 @@ class RecallPolicy:
             self._cache.move_to_end(key)
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
+
+    async def arecall(self, message: Any, *, actor_id: str, session_id: str | None = None) -> Recall:
+        """:meth:`recall` for asyncio agents: runs in a worker thread so the event loop never blocks
+        on the embedding, a remote decider or a remote store. Safe to await concurrently."""
+        return await asyncio.to_thread(self.recall, message, actor_id=actor_id, session_id=session_id)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -349,11 +367,32 @@ class RecallPolicy:
     def _ask(
         self, state: str, questions: dict[str, Question], hints: DecisionHints, trace: Trace, stage: str
     ) -> dict[str, Any] | None:
-        assert self.decider is not None
+        decider = self.decider
+        assert decider is not None
+        if not self.breaker.allow():
+            self.stats.error("decider", "circuit_open")
+            trace.errors.append(
+                f"{stage}: circuit open after repeated decider failures; not called "
+                f"for another {self.breaker.remaining_s():.0f} s"
+            )
+            trace.notes.append(f"{stage}: decider skipped (circuit open), failing open")
+            return None
         started = time.perf_counter()
         try:
-            answers = ask_decider(self.decider, state, questions, hints)
+            if getattr(decider, "local", False):
+                answers = ask_decider(decider, state, questions, hints)
+            else:
+                future = self._executor().submit(ask_decider, decider, state, questions, hints)
+                try:
+                    answers = future.result(timeout=self.decider_timeout_s)
+                except FutureTimeout:
+                    future.cancel()
+                    raise DeciderTimeout(
+                        f"{getattr(decider, 'name', 'decider')} gave no answer "
+                        f"within {self.decider_timeout_s} s"
+                    ) from None
         except DeciderError as exc:
+            self.breaker.failure()
             self.stats.error("decider", exc.kind)
             trace.errors.append(f"{stage}: {exc}")
             return None
@@ -361,7 +400,15 @@ class RecallPolicy:
             elapsed = _ms(started)
             trace.timings_ms[stage] = trace.timings_ms.get(stage, 0.0) + elapsed
             self.stats.add(decider_calls=1, decider_ms=elapsed)
+        self.breaker.success()
         return answers
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            with self._pool_lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="recallgate")
+        return self._pool
 
     def _route(self, answer: ChoiceAnswer, namespaces: list[str], actor_id: str, trace: Trace) -> list[str]:
         trace.route = dict(answer.probabilities)
@@ -395,17 +442,25 @@ class RecallPolicy:
             except Exception as exc:  # a broken store must not break the turn: count, inject nothing
                 return ns, exc
 
-        if len(namespaces) > 1 and not getattr(self.store, "local", False):
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="recallgate-search")
-            outcomes = list(self._pool.map(one, namespaces))
-        else:
+        outcomes: list[tuple[str, list[SearchHit] | Exception]]
+        if getattr(self.store, "local", False):
             outcomes = [one(ns) for ns in namespaces]
+        else:
+            # One thread per namespace, all under one deadline (a remote store may hang).
+            futures = [self._executor().submit(one, ns) for ns in namespaces]
+            deadline = time.monotonic() + self.store_timeout_s
+            outcomes = []
+            for ns, future in zip(namespaces, futures, strict=True):
+                try:
+                    outcomes.append(future.result(timeout=max(deadline - time.monotonic(), 0.0)))
+                except FutureTimeout:
+                    future.cancel()
+                    outcomes.append((ns, TimeoutError(f"no answer within {self.store_timeout_s} s")))
         failed = False
         for ns, outcome in outcomes:
             if isinstance(outcome, Exception):
                 failed = True
-                self.stats.error("store", type(outcome).__name__)
+                self.stats.error("store", error_kind(outcome))
                 trace.errors.append(f"store search {ns}: {type(outcome).__name__}: {outcome}")
             else:
                 results.append((ns, outcome))
@@ -480,3 +535,12 @@ def _candidate(namespace: str, hit: SearchHit) -> Candidate:
 
 def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
+
+
+def error_kind(exc: BaseException) -> str:
+    """A short kind for counting a failure: timeout, unavailable, or the exception's name."""
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, (ConnectionError, OSError)):
+        return "unavailable"
+    return getattr(exc, "kind", None) or type(exc).__name__
