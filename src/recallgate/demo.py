@@ -10,12 +10,21 @@ from importlib import resources
 from typing import Any
 
 from .deciders import Decider
+from .extraction import PREFERENCE, SEMANTIC, Strategy, extract_and_store
 from .policy import RecallPolicy
 from .policy.stats import COUNTER_NAMES
 from .records import Event, MemoryRecord
 from .stores.base import MemoryStore
 
-__all__ = ["DEMO_NAMESPACES", "DemoResult", "persona", "run_demo", "seed_persona"]
+__all__ = [
+    "DEMO_NAMESPACES",
+    "DemoResult",
+    "persona",
+    "persona_events",
+    "persona_records",
+    "run_demo",
+    "seed_persona",
+]
 
 DEMO_NAMESPACES = ["/facts/{actorId}", "/preferences/{actorId}"]
 
@@ -28,39 +37,58 @@ def persona() -> dict[str, Any]:
     return data
 
 
-def persona_records(actor_id: str | None = None) -> list[MemoryRecord]:
-    """The persona's long-term records: prose facts and JSON preference blobs."""
+def persona_events(actor_id: str | None = None) -> list[Event]:
+    """The persona's five conversations as events, one session each, oldest first."""
     data = persona()
     actor = actor_id or data["actor_id"]
-    extracted = data["example_extracted_records"]
-    facts_ns = data["namespaces"]["facts"].replace("{actorId}", actor)
-    prefs_ns = data["namespaces"]["preferences"].replace("{actorId}", actor)
-    records = [
-        MemoryRecord(actor_id=actor, namespace=facts_ns, text=text, strategy="semantic")
-        for text in extracted["facts (SEMANTIC, prose)"]
+    return [
+        Event(actor_id=actor, session_id=session_id, role=role.lower(), text=text)
+        for session_id, turns in data["sessions"].items()
+        for role, text in turns
     ]
-    records += [
-        MemoryRecord(actor_id=actor, namespace=prefs_ns, text=json.dumps(blob), strategy="user_preference")
-        for blob in extracted["preferences (USER_PREFERENCE, JSON)"]
-    ]
+
+
+def _persona_strategies() -> tuple[Strategy, Strategy]:
+    namespaces = persona()["namespaces"]
+    return Strategy(SEMANTIC, namespaces["facts"]), Strategy(PREFERENCE, namespaces["preferences"])
+
+
+def persona_records(actor_id: str | None = None) -> list[MemoryRecord]:
+    """The persona's long-term records as the write path builds them from its conversations.
+
+    Prose facts in ``/facts/{actorId}`` and JSON preference blobs in
+    ``/preferences/{actorId}``, extracted by the offline rules and consolidated (into a
+    throwaway in-memory store; the returned records carry no embeddings).
+    """
+    from .embeddings import HashingEmbedder
+    from .stores.sqlite import SQLiteStore
+
+    data = persona()
+    actor = actor_id or data["actor_id"]
+    with SQLiteStore("sqlite://:memory:", embedder=HashingEmbedder(256)) as scratch:
+        result = extract_and_store(scratch, actor, persona_events(actor), strategies=_persona_strategies())
+        records = [*result.consolidation.added, *(new for _, new in result.consolidation.updated)]
+    for record in records:
+        record.embedding = None
     return records
 
 
 def seed_persona(store: MemoryStore, actor_id: str | None = None) -> int:
-    """Load the persona's conversations (as events) and records into ``store`` if it has none.
+    """Load the persona's conversations into ``store`` as events and build its records from them.
 
-    Returns how many records were added (0 when the actor already had records).
+    The records come out of the write path (offline rule extraction + consolidation), the
+    same way ``recallgate ingest`` builds them. Returns how many records were added (0 when
+    the actor already had records).
     """
     data = persona()
     actor = actor_id or data["actor_id"]
     if store.list_records(actor_id=actor):
         return 0
-    for session_id, turns in data["sessions"].items():
-        for role, text in turns:
-            store.create_event(Event(actor_id=actor, session_id=session_id, role=role.lower(), text=text))
-    records = persona_records(actor)
-    store.add_records(records)
-    return len(records)
+    events = persona_events(actor)
+    for event in events:
+        store.create_event(event)
+    result = extract_and_store(store, actor, events, strategies=_persona_strategies())
+    return result.added
 
 
 @dataclass

@@ -1,0 +1,247 @@
+"""Consolidation: a repeated or updated memory replaces the old record instead of duplicating it.
+
+Facts (one record each):
+
+* the same text again (case and spacing aside) -> nothing changes;
+* the same ``key`` (a single-valued slot such as ``"home city"``) with new text -> the old
+  record is replaced ("I moved to Toronto" replaces "The user lives in Vancouver.");
+* a near-paraphrase of an existing record (cosine of the store's embeddings at least
+  ``duplicate_cosine``) -> replaced by the newer wording;
+* otherwise -> a new record.
+
+Preferences are kept as one AgentCore-shaped record per context
+(``{"context", "preference", "categories"}``); each record remembers the statements it is
+made of (``metadata["clauses"]``). A new statement with the key of an existing statement in
+that context replaces it; a repeat changes nothing; anything else is added to the record.
+A record whose statements changed is replaced as a whole (new id, ``metadata["replaces"]``
+names the old one), which is how AgentCore reports an update too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..records import MemoryRecord, resolve_namespace
+from ..stores.base import MemoryStore
+from .base import DEFAULT_STRATEGIES, PREFERENCE, SEMANTIC, ExtractedMemory, Strategy, preference_blob
+
+__all__ = ["DUPLICATE_COSINE", "ConsolidationResult", "consolidate"]
+
+#: Cosine similarity at or above which two facts are the same fact in other words. Measured
+#: with the default MiniLM embedder (tests/test_extraction.py checks these): rewordings of a
+#: persona fact ("is vegetarian" / "is a vegetarian", "called" / "named") score 0.96-1.00; the
+#: closest two distinct persona facts 0.54; different values of one attribute 0.53-0.87
+#: ("is vegetarian" / "is vegan" 0.87, which must not merge). Other embedders need their own.
+DUPLICATE_COSINE = 0.93
+
+
+@dataclass
+class ConsolidationResult:
+    """What consolidation did to the store."""
+
+    added: list[MemoryRecord] = field(default_factory=list)
+    #: (old record, record that replaced it)
+    updated: list[tuple[MemoryRecord, MemoryRecord]] = field(default_factory=list)
+    unchanged: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "added": len(self.added),
+            "updated": len(self.updated),
+            "unchanged": self.unchanged,
+            "records": [
+                {"id": r.id, "namespace": r.namespace, "text": r.text, "strategy": r.strategy}
+                for r in [*self.added, *(new for _, new in self.updated)]
+            ],
+        }
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().replace("\u2019", "'").split()).rstrip(".")
+
+
+def consolidate(
+    store: MemoryStore,
+    actor_id: str,
+    memories: Sequence[ExtractedMemory],
+    *,
+    strategies: Sequence[Strategy] = DEFAULT_STRATEGIES,
+    duplicate_cosine: float = DUPLICATE_COSINE,
+    source: str = "",
+) -> ConsolidationResult:
+    """Write ``memories`` (oldest first) into ``store`` for ``actor_id``, merging with what is there."""
+    result = ConsolidationResult()
+    by_kind = {s.kind: resolve_namespace(s.namespace, actor_id=actor_id) for s in strategies}
+    facts = [m for m in memories if m.kind == SEMANTIC]
+    preferences = [m for m in memories if m.kind == PREFERENCE]
+    if facts and SEMANTIC in by_kind:
+        _facts(store, actor_id, by_kind[SEMANTIC], facts, duplicate_cosine, source, result)
+    if preferences and PREFERENCE in by_kind:
+        _preferences(store, actor_id, by_kind[PREFERENCE], preferences, source, result)
+    return result
+
+
+def _metadata(memory: ExtractedMemory, source: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"extractor": source} if source else {}
+    if memory.key:
+        meta["key"] = memory.key
+    if memory.session_id:
+        meta["session_id"] = memory.session_id
+    if memory.source_event_ids:
+        meta["source_event_ids"] = list(memory.source_event_ids)
+    return meta
+
+
+def _replace(store: MemoryStore, old: MemoryRecord, new: MemoryRecord, result: ConsolidationResult) -> None:
+    new.metadata["replaces"] = old.id
+    new.metadata["previous_text"] = old.text
+    store.add_records([new])
+    store.delete_records([old.id])
+    result.updated.append((old, new))
+
+
+def _facts(
+    store: MemoryStore,
+    actor_id: str,
+    namespace: str,
+    memories: list[ExtractedMemory],
+    threshold: float,
+    source: str,
+    result: ConsolidationResult,
+) -> None:
+    existing = store.list_records(namespace, actor_id=actor_id)
+    missing = [r for r in existing if r.embedding is None]
+    if missing:  # e.g. a hosted store that does not hand vectors back
+        for record, vector in zip(missing, store.embedder.embed([r.rendered for r in missing]), strict=True):
+            record.embedding = vector
+    new_vectors = store.embedder.embed([m.text for m in memories])
+    for memory, vector in zip(memories, new_vectors, strict=True):
+        text = memory.text.strip()
+        if any(_norm(r.text) == _norm(text) for r in existing):
+            result.unchanged += 1
+            continue
+        record = MemoryRecord(
+            actor_id=actor_id,
+            namespace=namespace,
+            text=text,
+            strategy=SEMANTIC,
+            metadata=_metadata(memory, source),
+            embedding=np.asarray(vector, dtype=np.float32),
+        )
+        target = None
+        if memory.key:
+            target = next((r for r in existing if r.metadata.get("key") == memory.key), None)
+        if target is None and existing:
+            matrix = np.stack([np.asarray(r.embedding, dtype=np.float32) for r in existing])
+            cosines = matrix @ np.asarray(vector, dtype=np.float32)
+            best = int(np.argmax(cosines))
+            if float(cosines[best]) >= threshold:
+                target = existing[best]
+        if target is not None:
+            _replace(store, target, record, result)
+            existing = [r for r in existing if r.id != target.id]
+        else:
+            store.add_records([record])
+            result.added.append(record)
+        existing.append(record)
+
+
+def _join(statements: Iterable[str]) -> str:
+    """Statements joined into one preference: "Dislikes sparkling water; still water only"."""
+    out: list[str] = []
+    for text in statements:
+        text = text.strip().rstrip(".")
+        first = text.split(" ", 1)[0]
+        if out and not (len(first) > 1 and first.isupper()):  # keep acronyms ("YVR") as written
+            text = text[:1].lower() + text[1:]
+        out.append(text)
+    return "; ".join(out)
+
+
+def _clauses_of(record: MemoryRecord) -> tuple[str, list[str], list[dict[str, Any]]] | None:
+    """(context, categories, clauses) of a stored preference record, or None if it is not one."""
+    try:
+        blob = json.loads(record.text)
+    except ValueError:
+        return None
+    if not isinstance(blob, dict) or not isinstance(blob.get("context"), str):
+        return None
+    categories = [c for c in blob.get("categories") or [] if isinstance(c, str)]
+    clauses = record.metadata.get("clauses")
+    if not isinstance(clauses, list) or not clauses:
+        preference = blob.get("preference")
+        clauses = [{"key": None, "text": preference}] if isinstance(preference, str) and preference else []
+    return blob["context"], categories, [dict(c) for c in clauses]
+
+
+def _preferences(
+    store: MemoryStore,
+    actor_id: str,
+    namespace: str,
+    memories: list[ExtractedMemory],
+    source: str,
+    result: ConsolidationResult,
+) -> None:
+    existing: dict[str, tuple[MemoryRecord, str, list[str], list[dict[str, Any]]]] = {}
+    for record in store.list_records(namespace, actor_id=actor_id):
+        parsed = _clauses_of(record)
+        if parsed is not None:
+            existing.setdefault(parsed[0].strip().lower(), (record, *parsed))
+    groups: dict[str, list[ExtractedMemory]] = {}
+    for memory in memories:
+        assert memory.context is not None
+        groups.setdefault(memory.context.strip().lower(), []).append(memory)
+    for context_key, group in groups.items():
+        old = existing.get(context_key)
+        context: str
+        categories: list[str]
+        clauses: list[dict[str, Any]]
+        if old is None:
+            context, categories, clauses = group[0].context or "", [], []
+        else:
+            _, context, categories, clauses = old
+            clauses = [dict(c) for c in clauses]
+        changed = False
+        for memory in group:
+            text = memory.text.strip()
+            if any(_norm(str(c.get("text", ""))) == _norm(text) for c in clauses):
+                result.unchanged += 1
+                continue
+            same_key = next((c for c in clauses if memory.key and c.get("key") == memory.key), None)
+            if same_key is not None:
+                same_key["text"] = text
+            else:
+                clauses.append({"key": memory.key, "text": text})
+            for category in memory.categories:
+                if category not in categories:
+                    categories = [*categories, category]
+            changed = True
+        if not changed:
+            continue
+        sessions = sorted({m.session_id for m in group if m.session_id})
+        record = MemoryRecord(
+            actor_id=actor_id,
+            namespace=namespace,
+            text=preference_blob(context, _join(str(c["text"]) for c in clauses), categories),
+            strategy=PREFERENCE,
+            metadata={
+                **({"extractor": source} if source else {}),
+                "clauses": clauses,
+                **({"session_ids": sessions} if sessions else {}),
+                "updated_at": time.time(),
+            },
+        )
+        if old is None:
+            store.add_records([record])
+            result.added.append(record)
+        else:
+            _replace(store, old[0], record, result)
+        parsed = _clauses_of(record)
+        assert parsed is not None
+        existing[context_key] = (record, *parsed)

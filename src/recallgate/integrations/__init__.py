@@ -1,0 +1,35 @@
+"""Integrations with agent frameworks (each needs its optional extra).
+
+* :mod:`recallgate.integrations.strands` -- ``RecallHook`` and ``RecallSessionManager`` for
+  Strands Agents over any recallgate store (``pip install 'recallgate[strands]'``);
+* :mod:`recallgate.integrations.agentcore` -- ``GatedAgentCoreMemorySessionManager``, a
+  drop-in for AgentCore Memory's Strands session manager (``pip install 'recallgate[agentcore]'``).
+
+Names are imported on first use, so ``import recallgate.integrations`` works without either extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ..errors import UsageError
+
+__all__ = ["GatedAgentCoreMemorySessionManager", "RecallHook", "RecallSessionManager"]
+
+_WHERE = {
+    "RecallHook": ("strands", "strands"),
+    "RecallSessionManager": ("strands", "strands"),
+    "GatedAgentCoreMemorySessionManager": ("agentcore", "agentcore"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name, extra = _WHERE[name]
+    try:
+        module = importlib.import_module(f"{__name__}.{module_name}")
+    except ImportError as exc:
+        raise UsageError(f"{name} needs: pip install 'recallgate[{extra}]' ({exc})") from exc
+    return getattr(module, name)
