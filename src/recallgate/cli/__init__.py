@@ -24,6 +24,7 @@ __all__ = ["emit_json", "fail", "main"]
 COMMANDS: list[tuple[str | None, str]] = [
     (None, "demo"),
     (None, "search"),
+    (None, "ingest"),
     ("tune", "tune"),
     (None, "ask"),
     ("bench", "bench_locomo"),
