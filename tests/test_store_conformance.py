@@ -1,0 +1,254 @@
+"""One conformance suite for every store backend: the embedded SQLite store and PostgreSQL.
+
+Each test gets a fresh, real location (a SQLite file in a temp dir; a schema of its own in the
+session's PostgreSQL) and may open several stores on it, as several workers would.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import numpy as np
+import pytest
+
+from recallgate import DimensionMismatchError, Event, MemoryRecord, UsageError
+from recallgate.embeddings import HashingEmbedder
+from recallgate.stores import open_store
+
+R = MemoryRecord
+
+
+class Location:
+    """Where a test's stores live; ``open()`` returns one more store on the same data."""
+
+    def __init__(self, kind: str, url: str, options: dict) -> None:
+        self.kind, self.url, self.options = kind, url, options
+        self.opened: list = []
+
+    def open(self, embedder=None):
+        store = open_store(self.url, embedder=embedder or HashingEmbedder(64), **self.options)
+        self.opened.append(store)
+        return store
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request, tmp_path):
+    if request.param == "sqlite":
+        loc = Location("sqlite", f"sqlite:///{tmp_path}/conformance.db", {})
+        yield loc
+    else:
+        url = request.getfixturevalue("pg_url")
+        loc = Location("postgres", url, {"schema": f"conformance_{uuid.uuid4().hex[:12]}"})
+        yield loc
+        for store in loc.opened:
+            store.close()
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{loc.options["schema"]}" CASCADE')
+        return
+    for store in loc.opened:
+        store.close()
+
+
+@pytest.fixture
+def store(location):
+    return location.open()
+
+
+def test_local_says_whether_search_is_in_process(location, store):
+    assert store.local is (location.kind == "sqlite")
+
+
+def test_round_trip_and_search_order(store):
+    records = store.add_records(
+        [
+            R(actor_id="a", namespace="/f/a", text="The user likes green tea.", metadata={"k": [1, "é"]}),
+            R(actor_id="a", namespace="/f/a", text="The user drives an electric car."),
+            R(actor_id="a", namespace="/p/a", text='{"context": "Ordering tea", "preference": "green tea"}'),
+        ]
+    )
+    assert all(r.embedding is not None for r in records)
+    hits = store.search("/f/a", "green tea please", top_k=5)
+    assert [h.record.text for h in hits] == ["The user likes green tea.", "The user drives an electric car."]
+    assert hits[0].score >= hits[1].score
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
+    assert hits[0].record.metadata == {"k": [1, "é"]}
+    assert hits[0].record.rendered == "The user likes green tea."
+    (pref,) = store.list_records("/p/a")
+    assert pref.rendered == "When ordering tea: green tea"
+    assert np.array_equal(pref.embedding, records[2].embedding)
+    assert store.count_records() == 3
+    assert store.namespaces() == ["/f/a", "/p/a"]
+    assert store.namespaces(actor_id="a") == ["/f/a", "/p/a"]
+    assert store.namespaces(actor_id="nobody") == []
+
+
+def test_scores_are_rescaled_cosine_and_order_is_exact(store, hashing):
+    texts = [f"memory number {i} about topic {i % 7} and colour {i % 5}" for i in range(120)]
+    store.add_records([R(actor_id="a", namespace="/n", text=t) for t in texts])
+    vectors = hashing.embed(texts)
+    query = hashing.embed(["topic 3 colour 2"])[0]
+    cosines = vectors @ query
+    hits = store.search("/n", query, top_k=10)
+    assert len(hits) == 10
+    by_text = dict(zip(texts, cosines, strict=True))
+    for hit in hits:
+        assert hit.score == pytest.approx((1 + by_text[hit.record.text]) / 2, abs=1e-5)
+        assert hit.cosine == pytest.approx(by_text[hit.record.text], abs=1e-5)
+    returned = [by_text[h.record.text] for h in hits]
+    assert returned == sorted(returned, reverse=True)
+    assert returned[-1] >= np.sort(cosines)[-10] - 1e-6  # nothing better was left out
+    (self_hit,) = store.search("/n", vectors[5], top_k=1)
+    assert self_hit.record.text == texts[5]
+    assert self_hit.score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_actor_filter_inside_shared_namespace(store):
+    store.add_records(
+        [
+            R(actor_id="a", namespace="/shared", text="secret of a"),
+            R(actor_id="b", namespace="/shared", text="secret of b"),
+        ]
+    )
+    assert [h.record.actor_id for h in store.search("/shared", "secret", 10, actor_id="b")] == ["b"]
+    assert sorted(h.record.actor_id for h in store.search("/shared", "secret", 10)) == ["a", "b"]
+    assert [r.text for r in store.list_records("/shared", actor_id="a")] == ["secret of a"]
+    assert store.search("/shared", "secret", 10, actor_id="c") == []
+
+
+def test_empty_namespace_and_bad_mode(store):
+    assert store.search("/nothing/here", "anything", 5) == []
+    store.add_records([R(actor_id="a", namespace="/n", text="x")])
+    with pytest.raises(UsageError):
+        store.search("/n", "x", 1, mode="sparse")
+
+
+class _SameVector:
+    """Every text gets the same vector, so dense ranking cannot tell records apart."""
+
+    name, dimension = "same", 4
+
+    def embed(self, texts):
+        return np.tile(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+
+def test_hybrid_search_brings_in_lexical_matches(location):
+    store = location.open(_SameVector())
+    store.add_records([R(actor_id="a", namespace="/n", text=f"filler record {i}") for i in range(60)])
+    store.add_records([R(actor_id="a", namespace="/n", text="Zorblatt visited on Tuesday.")])
+    query = "When did Zorblatt visit?"
+    dense = [h.record.text for h in store.search("/n", query, 3)]
+    hybrid = store.search("/n", query, 3, text=query, mode="hybrid")
+    assert "Zorblatt visited on Tuesday." not in dense
+    assert "Zorblatt visited on Tuesday." in [h.record.text for h in hybrid]
+    assert all(h.score == pytest.approx(1.0) for h in hybrid)  # scores stay the dense relevance
+
+
+def test_hybrid_respects_actor_and_namespace(store):
+    store.add_records(
+        [
+            R(actor_id="a", namespace="/n", text="kiwi fact of a"),
+            R(actor_id="b", namespace="/n", text="kiwi fact of b"),
+            R(actor_id="a", namespace="/m", text="kiwi elsewhere"),
+        ]
+    )
+    hits = store.search("/n", "kiwi", 5, actor_id="a", text="kiwi", mode="hybrid")
+    assert [h.record.text for h in hits] == ["kiwi fact of a"]
+
+
+def test_replacing_a_record_by_id(store):
+    (old,) = store.add_records([R(actor_id="a", namespace="/f/a", text="old text about lemons")])
+    store.add_records([R(actor_id="a", namespace="/f/a", text="other record")])
+    store.add_records([R(actor_id="a", namespace="/f/a", text="new text about limes", id=old.id)])
+    assert [r.text for r in store.list_records("/f/a")] == ["other record", "new text about limes"]
+    assert store.count_records() == 2
+    assert store.get_records([old.id])[old.id].text == "new text about limes"
+    hits = store.search("/f/a", "lemons limes", 5)
+    assert "old text about lemons" not in [h.record.text for h in hits]
+
+
+def test_delete_and_get(store):
+    one, two = store.add_records(
+        [R(actor_id="a", namespace="/n", text="one"), R(actor_id="a", namespace="/n", text="two")]
+    )
+    assert set(store.get_records([one.id, two.id, "missing"])) == {one.id, two.id}
+    assert store.get_records([]) == {}
+    assert store.delete_records([two.id, "missing"]) == 1
+    assert store.delete_records([two.id]) == 0
+    assert store.delete_records([]) == 0
+    assert [h.record.id for h in store.search("/n", "two", 10)] == [one.id]
+    assert store.count_records() == 1
+
+
+def test_other_workers_writes_are_seen(location):
+    a, b = location.open(), location.open()
+    a.add_records([R(actor_id="x", namespace="/n", text="first")])
+    assert len(b.search("/n", "first", 10)) == 1
+    a.add_records([R(actor_id="x", namespace="/n", text="second")])
+    assert len(b.search("/n", "first", 10)) == 2
+
+
+def test_events_round_trip(store):
+    store.create_event(Event(actor_id="a", session_id="s1", role="user", text="hi", created_at=1.0))
+    store.create_event(
+        Event(actor_id="a", session_id="s2", role="assistant", text="yo", created_at=2.0, metadata={"m": 1})
+    )
+    store.create_event(Event(actor_id="b", session_id="s1", role="user", text="other actor", created_at=0.5))
+    events = store.list_events("a")
+    assert [e.text for e in events] == ["hi", "yo"]
+    assert events[1].metadata == {"m": 1} and events[1].role == "assistant"
+    assert [e.text for e in store.list_events("a", "s2")] == ["yo"]
+    assert store.list_events("nobody") == []
+
+
+def test_dimension_mismatch_is_refused_naming_both(location):
+    location.open(HashingEmbedder(32)).add_records([R(actor_id="a", namespace="/n", text="x")])
+    with pytest.raises(DimensionMismatchError) as info:
+        location.open(HashingEmbedder(64))
+    assert "32" in str(info.value) and "64" in str(info.value)
+    store = location.open(HashingEmbedder(32))
+    bad = R(actor_id="a", namespace="/n", text="y", embedding=np.ones(5, dtype=np.float32))
+    with pytest.raises(DimensionMismatchError, match="5"):
+        store.add_records([R(actor_id="a", namespace="/n", text="z"), bad])
+    assert [r.text for r in store.list_records()] == ["x"]  # the batch was refused as a whole
+    with pytest.raises(DimensionMismatchError):
+        store.search("/n", np.ones(7, dtype=np.float32), 3)
+
+
+def test_concurrent_writers_on_one_actor_lose_nothing(location):
+    workers = [location.open() for _ in range(2)]
+    per_thread, threads_per_worker = 40, 2
+    start = threading.Barrier(len(workers) * threads_per_worker)
+    errors: list[BaseException] = []
+
+    def write(store, tag: str) -> None:
+        try:
+            start.wait()
+            for i in range(0, per_thread, 4):
+                store.add_records(
+                    [R(actor_id="same", namespace="/f/same", text=f"{tag} fact {i + j}") for j in range(4)]
+                )
+                # the same id from every thread at once: the last commit wins, nobody fails
+                store.add_records([R(actor_id="same", namespace="/f/same", text=f"{tag} {i}", id="shared")])
+        except BaseException as exc:  # re-raised below in the test thread
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=write, args=(store, f"w{w}t{t}"))
+        for w, store in enumerate(workers)
+        for t in range(threads_per_worker)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    texts = [r.text for r in workers[0].list_records("/f/same", actor_id="same")]
+    expected = {
+        f"w{w}t{t} fact {i}" for w in range(2) for t in range(threads_per_worker) for i in range(per_thread)
+    }
+    assert expected <= set(texts)
+    assert len(texts) == len(expected) + 1  # plus the one "shared" record
+    assert workers[1].count_records() == len(expected) + 1
