@@ -313,3 +313,22 @@ def test_settings_are_validated() -> None:
         HttpSettings(retries=-1)
     poster = JsonPoster("x", HttpSettings(pool_size=2))
     assert poster.settings.pool_size == 2
+
+
+def test_warnings_belong_to_the_caller_that_caused_them(s1_server: WireServer) -> None:
+    s1_server.heal()
+    decider = SystemOneDecider(s1_server.url, max_state_chars=10)
+
+    async def one(state: str) -> list[str]:
+        await decider.aask(state, QUESTIONS)
+        return decider.last_warnings
+
+    async def run() -> list[list[str]]:
+        try:
+            return list(await asyncio.gather(one("a long state about tea"), one("short")))
+        finally:
+            await decider.aclose()
+
+    long_warnings, short_warnings = asyncio.run(run())
+    assert len(long_warnings) == 1 and "22 to 10" in long_warnings[0]
+    assert short_warnings == []

@@ -19,6 +19,7 @@ failure becomes one of the typed decider errors, carrying the backend's own erro
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import threading
@@ -161,27 +162,28 @@ def truncate_state(state: str, limit: int | None) -> tuple[str, str | None]:
 
 
 class StateLimiter:
-    """Per-thread record of the warnings of the last call (a truncated state, ...).
+    """The warnings of the last call (a truncated state, ...), per thread and per asyncio task.
 
-    The policy and the CLI read ``decider.last_warnings`` right after a call; a
-    thread-local list keeps concurrent callers from seeing each other's warnings.
+    The policy and the CLI read ``decider.last_warnings`` right after a call. A context
+    variable keeps concurrent callers (threads, or tasks on one event loop) from seeing or
+    clearing each other's warnings.
     """
 
     def __init__(self) -> None:
-        self._local = threading.local()
+        self._warnings: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+            f"recallgate_decider_warnings_{id(self)}", default=()
+        )
 
     @property
     def last_warnings(self) -> list[str]:
-        return list(getattr(self._local, "warnings", []))
+        return list(self._warnings.get())
 
     def reset(self) -> None:
-        self._local.warnings = []
+        self._warnings.set(())
 
     def warn(self, backend: str, message: str) -> None:
         log.warning("%s: %s", backend, message)
-        if not hasattr(self._local, "warnings"):
-            self._local.warnings = []
-        self._local.warnings.append(message)
+        self._warnings.set((*self._warnings.get(), message))
 
     def limit(self, backend: str, state: str, max_chars: int | None) -> str:
         state, warning = truncate_state(state, max_chars)
@@ -199,6 +201,7 @@ class JsonPoster:
         self._verify = verify
         self._client: httpx.Client | None = None
         self._aclient: httpx.AsyncClient | None = None
+        self._aloop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
 
     # ---- clients ------------------------------------------------------------------------
@@ -224,12 +227,14 @@ class JsonPoster:
 
     @property
     def aclient(self) -> httpx.AsyncClient:
-        # An AsyncClient is bound to the event loop it first runs on; one per poster is
-        # right for the usual one-loop application.
-        if self._aclient is None:
+        # An AsyncClient's connections belong to the event loop that opened them: a call
+        # from another loop (a second asyncio.run) gets a client of its own.
+        loop = asyncio.get_running_loop()
+        if self._aclient is None or self._aloop is not loop:
             self._aclient = httpx.AsyncClient(
                 limits=self._limits(), timeout=self._timeout(self.settings.total_timeout), verify=self._verify
             )
+            self._aloop = loop
         return self._aclient
 
     def close(self) -> None:
@@ -241,6 +246,7 @@ class JsonPoster:
         if self._aclient is not None:
             await self._aclient.aclose()
             self._aclient = None
+            self._aloop = None
         self.close()
 
     # ---- retry policy --------------------------------------------------------------------

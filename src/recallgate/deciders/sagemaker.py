@@ -258,16 +258,21 @@ class SageMakerDecider:
             self.calls += 1
         return answers_from_body(self.name, parsed, body)
 
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        parsed = validate_request(state, questions)
+    def _prepare(self, state: str, questions: Mapping[str, Any]) -> tuple[dict[str, Question], bytes]:
+        parsed = validate_request(state, questions)  # before any network call
         self._limiter.reset()
         state = self._limiter.limit(self.name, state, self.max_state_chars)
         payload = triton_request(systemone_request(state, parsed, model=self.model))
-        return self._decode(parsed, self._invoke(json.dumps(payload).encode("utf-8")))
+        return parsed, json.dumps(payload).encode("utf-8")
+
+    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
+        parsed, body = self._prepare(state, questions)
+        return self._decode(parsed, self._invoke(body))
 
     async def aask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        """boto3 is synchronous: the call runs on a worker thread."""
-        return await asyncio.to_thread(self.ask, state, questions)
+        """boto3 is synchronous: the request runs on a worker thread (warnings stay with the caller)."""
+        parsed, body = self._prepare(state, questions)
+        return self._decode(parsed, await asyncio.to_thread(self._invoke, body))
 
     def close(self) -> None:
         close = getattr(self._client, "close", None)

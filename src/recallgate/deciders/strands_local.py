@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import DeciderError, UsageError
 from .http import StateLimiter
-from .questions import Answer, validate_request
+from .questions import Answer, Question, validate_request
 from .wire import answers_from_body
 
 __all__ = ["StrandsLocalDecider", "find_checkpoint"]
@@ -132,30 +132,42 @@ class StrandsLocalDecider:
                 "(strands-decider cuts the state to fit)",
             )
 
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
+    def _prepare(self, state: str, questions: Mapping[str, Any]) -> tuple[dict[str, Question], Any]:
         parsed = validate_request(state, questions)
         self._limiter.reset()
         self._check_length(state)
         from strands_decider.schema import SystemOneRequest
 
         wire = {name: q.to_wire() for name, q in parsed.items()}
-        fields = set(getattr(SystemOneRequest, "model_fields", {}))
-        request_body: dict[str, Any] = {"state": state, "questions": wire}
-        if "model" in fields:
-            request_body["model"] = self.model
+        body: dict[str, Any] = {"state": state, "questions": wire}
+        if "model" in set(getattr(SystemOneRequest, "model_fields", {})):
+            body["model"] = self.model
         try:
-            request = SystemOneRequest.model_validate(request_body)
+            return parsed, SystemOneRequest.model_validate(body)
+        except ValueError as exc:  # pydantic's ValidationError
+            raise self._refused(exc) from exc
+
+    def _refused(self, exc: Exception) -> DeciderError:
+        error = DeciderError(f"strands-local: {exc}")
+        error.kind = "bad_request"
+        return error
+
+    def _evaluate(self, parsed: Mapping[str, Question], request: Any) -> dict[str, Answer]:
+        try:
             with self._lock:
                 response = self._engine.evaluate(request)
-        except ValueError as exc:  # pydantic's ValidationError and the engine's refusals
-            error = DeciderError(f"strands-local: {exc}")
-            error.kind = "bad_request"
-            raise error from exc
+        except ValueError as exc:  # the engine refusing a request (e.g. more options than slots)
+            raise self._refused(exc) from exc
         return answers_from_body(self.name, parsed, response.model_dump())
+
+    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
+        parsed, request = self._prepare(state, questions)
+        return self._evaluate(parsed, request)
 
     async def aask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
         """A forward pass takes seconds on a CPU: it runs on a worker thread."""
-        return await asyncio.to_thread(self.ask, state, questions)
+        parsed, request = self._prepare(state, questions)
+        return await asyncio.to_thread(self._evaluate, parsed, request)
 
     def __repr__(self) -> str:
         return f"StrandsLocalDecider({str(self.checkpoint)!r}, device={self.device!r})"
