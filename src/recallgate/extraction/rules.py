@@ -93,6 +93,39 @@ _MODALS = frozenset(
         "wasn't",
     ]
 )
+_PAST = frozenset(
+    [
+        "went",
+        "got",
+        "had",
+        "made",
+        "took",
+        "grew",
+        "began",
+        "bought",
+        "became",
+        "left",
+        "met",
+        "ran",
+        "saw",
+        "spent",
+        "thought",
+        "told",
+        "wrote",
+        "came",
+        "gave",
+        "found",
+        "knew",
+        "lost",
+        "sold",
+        "quit",
+        "broke",
+        "drove",
+        "flew",
+        "ate",
+        "drank",
+    ]
+)
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "don't": "doesn't"}
 # Verbs that make a first-person clause about the conversation, not about the user.
 _SKIP_VERBS = frozenset(
@@ -265,6 +298,8 @@ def _convert(clause: str) -> _Statement | None:
         return _Statement(f"The user's {name}", f"{verb} {value}", slot=name, value=value)
     words = clause.split()
     head = words[0].lower()
+    if head == "my" and len(words) >= 3:  # "my sister lives in Oslo"
+        return _Statement("The user's", _swap_pronouns(" ".join(words[1:])))
     if head == "i'm" or (head == "i" and len(words) > 1 and words[1].lower() == "am"):
         rest = " ".join(words[1:] if head == "i'm" else words[2:])
         if not rest or _SKIP_STATES.match(rest):
@@ -292,8 +327,8 @@ def _convert(clause: str) -> _Statement | None:
         lower in ("don't", "do") and rest_words and rest_words[0].lower() in _SKIP_VERBS
     ):
         return None
-    if lower in _MODALS:
-        verb_out = verb
+    if lower in _MODALS or lower in _PAST or lower.endswith("ed"):
+        verb_out = verb  # modals and past tense read the same in the third person
     elif lower == "have" and rest_words and rest_words[0].lower() == "got":
         verb_out, rest_words = "has", rest_words[1:]
     else:
@@ -313,7 +348,7 @@ def third_person(text: str) -> list[str]:
 
 def _informative(statement: _Statement) -> bool:
     content = [w for w in re.findall(r"[\w'-]+", statement.predicate) if w.lower() not in _FILLER]
-    return len(content) >= 2 or any(len(w) >= 4 for w in content)
+    return len(content) >= 2 or any(len(w) >= 3 or any(c.isdigit() for c in w) for w in content)
 
 
 _FILLER = frozenset(

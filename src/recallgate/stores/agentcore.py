@@ -144,10 +144,7 @@ class AgentCoreStore:
         content = summary.get("content") or {}
         namespaces = summary.get("namespaces") or [""]
         created = summary.get("createdAt")
-        metadata = {
-            key: next(iter(value.values())) if isinstance(value, dict) and value else value
-            for key, value in (summary.get("metadata") or {}).items()
-        }
+        metadata = _metadata_from_service(summary.get("metadata") or {})
         return MemoryRecord(
             actor_id=actor_id or _actor_from_namespace(namespaces[0]),
             namespace=namespaces[0],
@@ -206,7 +203,7 @@ class AgentCoreStore:
                         "namespaces": [record.namespace],
                         "content": {"text": record.text},
                         "timestamp": datetime.fromtimestamp(record.created_at, tz=UTC),
-                        "metadata": {"strategy": {"stringValue": record.strategy}},
+                        "metadata": _metadata_to_service({"strategy": record.strategy, **record.metadata}),
                     }
                     for request_id, record in by_request.items()
                 ],
@@ -305,6 +302,38 @@ class AgentCoreStore:
 
     def __repr__(self) -> str:
         return f"AgentCoreStore({self.url!r})"
+
+
+_JSON_PREFIX = "json:"
+
+
+def _metadata_to_service(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Record metadata as AgentCore's typed map; structured values travel as JSON strings."""
+    out: dict[str, Any] = {}
+    for key, value in list(metadata.items())[:20]:  # the service keeps at most 20 keys
+        if isinstance(value, str):
+            out[key] = {"stringValue": value}
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = {"numberValue": float(value)}
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            out[key] = {"stringListValue": value}
+        elif value is not None:
+            out[_JSON_PREFIX + key] = {"stringValue": json.dumps(value)}
+    return out
+
+
+def _metadata_from_service(metadata: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        plain = next(iter(value.values())) if isinstance(value, dict) and value else value
+        if key.startswith(_JSON_PREFIX) and isinstance(plain, str):
+            try:
+                out[key[len(_JSON_PREFIX) :]] = json.loads(plain)
+                continue
+            except ValueError:
+                pass
+        out[key] = plain
+    return out
 
 
 def _actor_from_namespace(namespace: str) -> str:
