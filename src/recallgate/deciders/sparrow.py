@@ -39,6 +39,8 @@ class SparrowDecider:
     """sparrow-decider's model, loaded once, answering in-process."""
 
     name = "sparrow"
+    #: in-process (about a millisecond): the policy calls it directly, without a timeout thread
+    local = True
 
     def __init__(self, model: str | None = None) -> None:
         sparrow = _import_sparrow()

@@ -380,11 +380,11 @@ class RecallPolicy:
         started = time.perf_counter()
         try:
             if getattr(decider, "local", False):
-                answers = ask_decider(decider, state, questions, hints)
+                answers, warnings = _ask_with_warnings(decider, state, questions, hints)
             else:
-                future = self._executor().submit(ask_decider, decider, state, questions, hints)
+                future = self._executor().submit(_ask_with_warnings, decider, state, questions, hints)
                 try:
-                    answers = future.result(timeout=self.decider_timeout_s)
+                    answers, warnings = future.result(timeout=self.decider_timeout_s)
                 except FutureTimeout:
                     future.cancel()
                     raise DeciderTimeout(
@@ -401,6 +401,8 @@ class RecallPolicy:
             trace.timings_ms[stage] = trace.timings_ms.get(stage, 0.0) + elapsed
             self.stats.add(decider_calls=1, decider_ms=elapsed)
         self.breaker.success()
+        # A backend that had to cut the state says so; the trace must show it, never silently.
+        trace.notes.extend(f"{stage}: {w}" for w in warnings)
         return answers
 
     def _executor(self) -> ThreadPoolExecutor:
@@ -544,3 +546,11 @@ def error_kind(exc: BaseException) -> str:
     if isinstance(exc, (ConnectionError, OSError)):
         return "unavailable"
     return getattr(exc, "kind", None) or type(exc).__name__
+
+
+def _ask_with_warnings(
+    decider: Decider, state: str, questions: dict[str, Question], hints: DecisionHints
+) -> tuple[dict[str, Any], list[str]]:
+    """Ask, and read the backend's warnings in the same thread (they live in a context variable)."""
+    answers = ask_decider(decider, state, questions, hints)
+    return answers, list(getattr(decider, "last_warnings", None) or ())
