@@ -175,7 +175,7 @@ def parse_labels(text: str, source: str = "<labels>", sha256: str | None = None)
     if positives in (0, len(items)):
         only = "true" if positives else "false"
         raise UsageError(
-            f"{source}: every label is {only} ({len(items)} lines); "
+            f"{source}: every label is {only} ({len(items)} line{'s' if len(items) > 1 else ''}); "
             "separation needs both classes, true and false"
         )
     digest = sha256 or hashlib.sha256(text.encode("utf-8")).hexdigest()
