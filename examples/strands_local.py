@@ -1,0 +1,97 @@
+"""recallgate in front of a Strands agent's memory, fully offline.
+
+    python examples/strands_local.py [--store sqlite:///strands-demo.db]
+
+A real ``strands.Agent`` with a scripted model (it echoes what it was shown, so you can see
+the context block arrive on memory turns and stay away on chit-chat), over the embedded
+SQLite store and the offline embedded decider. The first half uses ``RecallHook`` over the
+demo persona's memory; the second half uses ``RecallSessionManager``, which also stores the
+conversation and turns what the user says into long-term records as it goes.
+
+Needs: pip install 'recallgate[strands]'. No network, no API keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from strands import Agent
+from strands.models.model import Model
+
+import recallgate
+from recallgate.demo import DEMO_NAMESPACES, seed_persona
+from recallgate.integrations.strands import RecallHook, RecallSessionManager
+
+
+class EchoModel(Model):
+    """A scripted model: replies with a one-line summary of the user turn it was sent."""
+
+    def __init__(self) -> None:
+        self.config: dict[str, Any] = {}
+
+    def update_config(self, **model_config: Any) -> None:
+        self.config.update(model_config)
+
+    def get_config(self) -> dict[str, Any]:
+        return self.config
+
+    async def structured_output(self, *args: Any, **kwargs: Any):
+        raise NotImplementedError("this example model only chats")
+        yield  # pragma: no cover
+
+    async def stream(self, messages, *args: Any, **kwargs: Any):
+        blocks = [b.get("text", "") for b in messages[-1]["content"]]
+        context = next((b for b in blocks if b.startswith("<user_context>")), "")
+        lines = [line[2:] for line in context.splitlines() if line.startswith("- ")]
+        reply = f"(saw {len(lines)} memories: {'; '.join(lines)})" if lines else "(saw no memories)"
+        for event in (
+            {"messageStart": {"role": "assistant"}},
+            {"contentBlockDelta": {"delta": {"text": reply}}},
+            {"contentBlockStop": {}},
+            {"messageStop": {"stopReason": "end_turn"}},
+        ):
+            yield event
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--store", default=None, help="store URL (default: a temporary SQLite file)")
+    args = parser.parse_args()
+    url = args.store or f"sqlite:///{Path(tempfile.mkdtemp()) / 'strands-demo.db'}"
+
+    store = recallgate.open_store(url)
+    seed_persona(store)  # the demo persona's conversations, turned into records by the write path
+    policy = recallgate.RecallPolicy(store, decider=recallgate.default_decider(), namespaces=DEMO_NAMESPACES)
+
+    print("== RecallHook over the demo persona's memory")
+    agent = Agent(model=EchoModel(), hooks=[RecallHook(policy, actor_id="demo_user")], callback_handler=None)
+    for turn in (
+        "Hello!",
+        "I'd like a drink, what should I get?",
+        "Thanks!",
+        "What should I have for dinner?",
+    ):
+        print(f"> {turn}\n  {agent(turn)}".rstrip())
+    leaked = any("<user_context>" in str(m) for m in agent.messages)
+    print(f"context blocks left in agent.messages: {'yes (bug!)' if leaked else 'none'}\n")
+
+    print("== RecallSessionManager: a new user, remembered as they talk")
+    manager = RecallSessionManager(store, policy, actor_id="new_user", session_id="first-chat")
+    agent = Agent(model=EchoModel(), session_manager=manager, callback_handler=None)
+    for turn in (
+        "I'm vegan, and I always book a window seat.",
+        "I'm booking a flight next week, anything to know?",
+    ):
+        print(f"> {turn}\n  {agent(turn)}".rstrip())
+    print("records learned:", *[f"  {r.rendered}" for r in store.list_records(actor_id="new_user")], sep="\n")
+    print(f"events stored for new_user: {len(store.list_events('new_user'))}\n")
+    print(policy.stats.report())
+
+
+if __name__ == "__main__":
+    main()
