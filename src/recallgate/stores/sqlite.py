@@ -72,8 +72,10 @@ class _Matrix:
     """The cached search view of one namespace."""
 
     ids: list[str]
-    actors: np.ndarray
+    #: per row, the index of its actor in ``actor_index`` (a namespace usually has one actor)
+    actor_codes: np.ndarray
     vectors: np.ndarray
+    actor_index: dict[str, int]
 
     @property
     def position(self) -> dict[str, int]:
@@ -335,12 +337,23 @@ class SQLiteStore:
         cached = self._matrices.get(namespace)
         if cached is not None:
             return cached
-        rows = self._conn.execute(
+        count = self._conn.execute(
+            "SELECT COUNT(*) FROM records WHERE namespace = ?", (namespace,)
+        ).fetchone()[0]
+        # Filled row by row from the cursor: no second copy of the vectors while building, so
+        # peak memory stays at the size of the matrix itself.
+        vectors = np.empty((count, self.embedder.dimension), dtype=np.float32)
+        ids: list[str] = []
+        actor_codes = np.empty(count, dtype=np.int32)
+        actors: dict[str, int] = {}
+        cursor = self._conn.execute(
             "SELECT id, actor_id, embedding FROM records WHERE namespace = ? ORDER BY rowid", (namespace,)
-        ).fetchall()
-        dim = self.embedder.dimension
-        vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-        matrix = _Matrix([r[0] for r in rows], np.array([r[1] for r in rows], dtype=object), vectors)
+        )
+        for row_index, (record_id, actor_id, blob) in enumerate(cursor):
+            vectors[row_index] = np.frombuffer(blob, dtype=np.float32)
+            ids.append(record_id)
+            actor_codes[row_index] = actors.setdefault(actor_id, len(actors))
+        matrix = _Matrix(ids, actor_codes, vectors, actors)
         self._matrices[namespace] = matrix
         return matrix
 
@@ -383,7 +396,8 @@ class SQLiteStore:
             return []
         scores = matrix.vectors @ vector
         if actor_id is not None:
-            scores = np.where(matrix.actors == actor_id, scores, -np.inf)
+            code = matrix.actor_index.get(actor_id, -1)
+            scores = np.where(matrix.actor_codes == code, scores, -np.inf)
         lexical: dict[int, float] = {}
         if mode == "hybrid":
             lexical_text = text if text is not None else (query if isinstance(query, str) else "")
