@@ -24,7 +24,10 @@ _UNMEASURED = "no measurement for this backend yet; run `recallgate tune` on you
 
 DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
     "embedded": {
-        "gate": Threshold(0.5, True, "placeholder until measured"),
+        # Leave-one-out over the shipped example bank (data/gate_examples.jsonl: each example
+        # scored against the other 119): accuracy 0.917 at 0.5, the best of 0.3-0.7 (0.825 /
+        # 0.900 / 0.917 / 0.900 / 0.867); at 0.5 the gate opens on 98.1% of LoCoMo dev questions.
+        "gate": Threshold(0.5, True, "gate_examples.jsonl leave-one-out accuracy 0.917 (best of 0.3-0.7)"),
         # The judge's logistic (scale 24.5, centre -0.053 in debiased cosine) was fitted on
         # recallgate/data/dev/validator_cases.json (16 queries, 29 records, written for this).
         # Pooled accuracy of "p >= t and p >= best - d" there is flat (0.940-0.957) over
@@ -42,7 +45,9 @@ DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
     # from irrelevant ones with this wording. No gate labels exist under data/dev, so its gate
     # threshold is not measured.
     "sparrow": {
-        "gate": Threshold(0.5, False, "no dev gate labels; run `recallgate tune gate` on your data"),
+        # Fitted by `recallgate tune gate` on data/gate_examples.jsonl (120 utterances sparrow never
+        # sees: the embedded decider's bank); best accuracy there at 0.972.
+        "gate": Threshold(0.972, True, "gate_examples.jsonl: best-accuracy threshold (tune gate)"),
         "judge": Threshold(
             0.27, True, "dev/validator_cases.json: accuracy 0.716 (keep-none 0.707), AUC 0.594"
         ),
