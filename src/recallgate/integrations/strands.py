@@ -17,6 +17,7 @@ long-term records.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -147,6 +148,12 @@ class RecallHook(HookProvider):
         turn.shown = None
 
 
+def _storable(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A message as plain JSON (bytes base64-encoded the way Strands' own session managers do)."""
+    stored: dict[str, Any] = json.loads(json.dumps(encode_bytes_values(dict(message)), default=str))
+    return stored
+
+
 def _index_of(messages: Sequence[Any], target: object) -> int | None:
     """Position of ``target`` in ``messages`` by identity (equal copies are other messages)."""
     for index in range(len(messages) - 1, -1, -1):
@@ -209,7 +216,7 @@ class RecallSessionManager(SessionManager):
             session_id=self.session_id,
             role=str(message.get("role", "user")),
             text=user_text(message),
-            metadata={"agent_id": agent.agent_id, "message": encode_bytes_values(dict(message))},
+            metadata={"agent_id": agent.agent_id, "message": _storable(message)},
         )
         self.store.create_event(event)
         self._latest_event[agent.agent_id] = event
@@ -229,7 +236,7 @@ class RecallSessionManager(SessionManager):
             text=user_text(redact_message),
             metadata={
                 "agent_id": agent.agent_id,
-                "message": encode_bytes_values(dict(redact_message)),
+                "message": _storable(redact_message),
                 "redacts": latest.id,
             },
         )
