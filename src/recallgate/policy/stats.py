@@ -97,10 +97,15 @@ class RecallStats:
         lines = []
         if self.errors:
             kinds = ", ".join(f"{k} x{v}" for k, v in sorted(self.errors_by_kind.items()))
-            lines.append(
-                f"ERRORS: {self.errors} ({kinds}). Decisions that errored failed open (retrieve, keep "
-                "everything): those turns show the ungated behaviour, not the gated one."
-            )
+            consequences = []
+            if self.decider_errors:
+                consequences.append(
+                    "decisions that errored failed open (retrieve, keep everything): those turns show "
+                    "the ungated behaviour, not the gated one"
+                )
+            if self.store_errors or self.embed_errors:
+                consequences.append("turns whose search or embedding failed injected nothing")
+            lines.append(f"ERRORS: {self.errors} ({kinds}). " + "; ".join(consequences) + ".")
         if self.decider is None:
             lines.append(
                 "UNGATED: no decider; these figures are the stock behaviour (always retrieve, keep all)."
