@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,7 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recallgate import MemoryRecord, RecallPolicy
-from recallgate.deciders import EmbeddedDecider
+from recallgate.cli import main
+from recallgate.deciders import EmbeddedDecider, register_decider
 from recallgate.deciders.llm import LLMDecider
 from recallgate.deciders.questions import ChoiceAnswer, Question, ScoreAnswer, parse_answers
 from recallgate.deciders.systemone import SystemOneDecider
@@ -737,3 +740,281 @@ def test_sagemaker_edge_cases(sagemaker: Any, data: bytes) -> None:
     except DeciderError:
         return
     assert_valid_answers(NOUL, answers)
+
+
+# ---- malformed config, label, case, candidate and conversation files: one line, with where --
+
+
+class CountingDecider:
+    """Counts calls, to show a bad file stops a run before any decider call."""
+
+    name = "reliability-counting"
+    calls = 0
+
+    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, float]:
+        CountingDecider.calls += 1
+        return dict.fromkeys(questions, 0.5)
+
+
+register_decider("reliability-counting", lambda **_: CountingDecider())
+
+GOOD_LABELS = '{"text": "What should I drink?", "label": true}\n{"text": "Hello!", "label": false}\n'
+GOOD_CASES = {
+    "records": {"tea": "The user drinks green tea.", "dog": "The user has a dog."},
+    "cases": [{"query": "Which tea?", "relevant": ["tea"], "irrelevant": ["dog"]}],
+}
+GOOD_CONFIG = {
+    "format": "recallgate-thresholds/1",
+    "thresholds": {
+        "embedded": {"gate": {"value": 0.4, "data": "x", "data_sha256": "ab", "n": 20, "date": "2026-12-02"}}
+    },
+}
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    CountingDecider.calls = 0
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code: int, out: str, err: str, *where: str) -> None:
+    assert code == 2 and out == "", (code, out)
+    assert err.count("\n") == 1 and err.startswith("recallgate: error: "), err
+    assert "Traceback" not in err
+    for part in where:
+        assert part in err, (part, err)
+    assert CountingDecider.calls == 0  # stopped before the first (paid) decider call
+
+
+def _tune_gate(labels: str, *extra: str) -> list[str]:
+    return ["tune", "gate", "--labels", labels, "--decider", "reliability-counting", "--json", *extra]
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (GOOD_LABELS + '{"text": "Plan my trip", "label": tru}\n', "line 3: not a JSON object"),
+        (GOOD_LABELS + "[1, 2]\n", "line 3: expected a JSON object"),
+        (GOOD_LABELS + '{"text": "Plan my trip"}\n', "line 3: missing field 'label'"),
+        (GOOD_LABELS + '{"text": "Plan my trip", "label": "yes"}\n', "line 3: 'label' must be true or false"),
+        (GOOD_LABELS + '{"text": "  ", "label": true}\n', "line 3: 'text' must be a non-empty string"),
+        (GOOD_LABELS + '{"text": "hello!", "label": true}\n', "line 3: duplicate text"),
+        ("\ufeff" + GOOD_LABELS, "line 1: not a JSON object"),
+        (
+            '{"text": "a\\nb", "label": true}\n{"text": "x", "label": 1}\n',
+            "line 2: 'label' must be true or false",
+        ),
+        ("", "no labelled lines"),
+        ('{"text": "a", "label": true}\n', "every label is true"),
+    ],
+)
+def test_malformed_label_files(
+    tmp_path, capsys: pytest.CaptureFixture[str], content: str, where: str
+) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_text(content, encoding="utf-8")
+    assert_one_line_error(*run_cli(capsys, *_tune_gate(str(path))), str(path), where)
+
+
+def test_label_file_that_is_not_utf8_or_not_a_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(GOOD_LABELS.encode() + b'{"text": "caf\xe9", "label": true}\n')
+    assert_one_line_error(*run_cli(capsys, *_tune_gate(str(path))), str(path), "line 3: not UTF-8")
+    assert_one_line_error(*run_cli(capsys, *_tune_gate(str(tmp_path))), str(tmp_path), "is a directory")
+    missing = str(tmp_path / "missing.jsonl")
+    assert_one_line_error(*run_cli(capsys, *_tune_gate(missing)), missing, "no such file")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(
+            '{"text": "x", "label": ' + "1" * 5000 + "}",
+            id="5000-digit-int",
+            marks=defect(
+                "tuning.data.parse_labels catches only JSONDecodeError; json.loads raised ValueError",
+                AssertionError,
+            ),
+        ),
+        pytest.param(
+            "[" * 100_000 + "]" * 100_000,
+            id="nested-100000-deep",
+            marks=defect(
+                "tuning.data.parse_labels catches only JSONDecodeError; json.loads raised RecursionError",
+                AssertionError,
+            ),
+        ),
+    ],
+)
+def test_pathological_label_lines(tmp_path, line: str) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_text(GOOD_LABELS + line + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "recallgate", *_tune_gate(str(path))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-300:]
+    assert done.stderr.count("\n") == 1 and f"{path} line 3" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        ('{"records": {"tea": "x"},\n "cases": [\n', "line 3: not valid JSON"),
+        (json.dumps({"cases": []}), "missing top-level field 'records'"),
+        (
+            json.dumps(
+                {
+                    **GOOD_CASES,
+                    "cases": [
+                        *GOOD_CASES["cases"],
+                        {"query": "Dog?", "relevant": ["cat"], "irrelevant": ["tea"]},
+                    ],
+                },
+                indent=1,
+            ),
+            "cases[1] (line 17): 'relevant' names unknown record(s) 'cat'",
+        ),
+        (
+            json.dumps({**GOOD_CASES, "cases": [{"query": "Which tea?", "relevant": ["tea"]}]}, indent=1),
+            "cases[0] (line 8): missing field 'irrelevant'",
+        ),
+        (
+            json.dumps({"records": {"tea": ""}, "cases": GOOD_CASES["cases"]}, indent=1),
+            "line 3: record 'tea'",
+        ),
+    ],
+)
+def test_malformed_case_files(
+    tmp_path, capsys: pytest.CaptureFixture[str], document: str, where: str
+) -> None:
+    path = tmp_path / "cases.json"
+    path.write_text(document)
+    argv = ["tune", "validator", "--cases", str(path), "--decider", "reliability-counting", "--json"]
+    assert_one_line_error(*run_cli(capsys, *argv), str(path), where)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "where"),
+    [
+        (
+            "c.yaml",
+            "good:\n  instructions: Needs the user?\n  criteria: [a, b\n",
+            "line 4: not valid YAML or JSON",
+        ),
+        ("c.json", '{"good": {"instructions": "x",}}', "line 1: not valid JSON"),
+        ("c.yaml", "good:\n  type: riddle\n  instructions: x\n", "unknown type 'riddle'"),
+        ("c.yaml", "- 1\n- 2\n", "needs a 'name'"),
+    ],
+)
+def test_malformed_candidate_files(
+    tmp_path, capsys: pytest.CaptureFixture[str], name: str, content: str, where: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    code, out, err = run_cli(capsys, *_tune_gate("builtin:seed", "--candidates", str(path)))
+    assert_one_line_error(code, out, err, str(path), where)
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        (
+            '{"format": "recallgate-thresholds/1",\n "thresholds": {\n  "embedded": }\n}',
+            "line 3: not valid JSON",
+        ),
+        (json.dumps({"format": "something/2", "thresholds": {}}), "not a recallgate threshold config"),
+        (
+            json.dumps(
+                {
+                    **GOOD_CONFIG,
+                    "thresholds": {
+                        "embedded": {"gate": {**GOOD_CONFIG["thresholds"]["embedded"]["gate"], "n": 0}}
+                    },
+                }
+            ),
+            "thresholds['embedded']['gate']: 'n' must be a positive integer",
+        ),
+        (
+            json.dumps(
+                {
+                    **GOOD_CONFIG,
+                    "thresholds": {
+                        "embedded": {"gate": {"value": "high", "data_sha256": "a", "n": 1, "date": "d"}}
+                    },
+                }
+            ),
+            "'value' must be a number",
+        ),
+        (
+            json.dumps({**GOOD_CONFIG, "thresholds": {"embedded": {"gatekeeper": {}}}}),
+            "['gatekeeper']: unknown role",
+        ),
+    ],
+)
+def test_malformed_config_in_the_environment(
+    tmp_path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, document: str, where: str
+) -> None:
+    path = tmp_path / "thresholds.json"
+    path.write_text(document)
+    monkeypatch.setenv("RECALLGATE_CONFIG", str(path))
+    code, out, err = run_cli(capsys, *_tune_gate("builtin:seed"))
+    assert_one_line_error(code, out, err, f"RECALLGATE_CONFIG: {path}", where)
+
+
+def test_a_malformed_config_named_by_the_policy_api_names_file_and_line(tmp_path, store: SQLiteStore) -> None:
+    from recallgate.errors import UsageError
+
+    path = tmp_path / "thresholds.json"
+    path.write_text('{"format": "recallgate-thresholds/1",\n\n "thresholds": [}\n')
+    with pytest.raises(UsageError, match=rf"^{re.escape(str(path))} line 3: not valid JSON"):
+        RecallPolicy.from_config(path, store, decider=None)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="cli/tune.py reads an existing --write-config file only in write_config(), after every "
+    "decider call of the run: a malformed one is reported after paying for the whole run",
+)
+def test_a_malformed_write_config_target_stops_the_run_before_any_call(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "thresholds.json"
+    path.write_text("{not json\n")
+    code, out, err = run_cli(capsys, *_tune_gate("builtin:seed", "--write-config", str(path)))
+    assert_one_line_error(code, out, err, str(path), "line 1: not valid JSON")
+
+
+def test_malformed_conversation_lines_are_reported_with_their_line(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "chat.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                '{"session_id": "s1", "role": "user", "text": "I live in Lisbon."}',
+                '{"session_id": "s1", "role": "user", "text": "unterminated}',
+                '{"session_id": "../s2", "role": "user", "text": "I like tea."}',
+                '{"session_id": "s1", "role": "wizard", "text": "abracadabra"}',
+                '{"session_id": "s1", "actor_id": "bob", "role": "user", "text": "I am Bob."}',
+                '{"session_id": "s1", "messages": [{"role": "user", "text": 7}]}',
+                '{"session_id": "s1", "role": "user", "text": "My dog is called Biscuit."}',
+            ]
+        )
+        + "\n"
+    )
+    code = main(["ingest", str(path), "--actor", "alice", "--store", f"sqlite:///{tmp_path}/c.db"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "Traceback" not in err
+    lines = err.strip().split("\n")
+    assert [line.split(": ", 1)[0] for line in lines] == [f"{path}:{n}" for n in (2, 3, 4, 5, 6)]
+    assert "invalid session_id '../s2'" in lines[1] and "'role' must be one of" in lines[2]
+    assert (
+        "actor_id 'bob' is not --actor 'alice'" in lines[3]
+        and "messages[0]: 'text' must be a string" in lines[4]
+    )
+    assert "loaded 2 events" in out and "5 malformed line(s) skipped" in out
