@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -826,38 +824,82 @@ def test_label_file_that_is_not_utf8_or_not_a_file(tmp_path, capsys: pytest.Capt
     assert_one_line_error(*run_cli(capsys, *_tune_gate(missing)), missing, "no such file")
 
 
+DEEP = "[" * 100_000 + "]" * 100_000
+BIG = "1" * 5000
+_JSON_CATCH = "catches only JSONDecodeError around json.loads, which raised {}: a traceback, not one line"
+
+
 @pytest.mark.parametrize(
-    "line",
+    ("kind", "content", "where"),
     [
         pytest.param(
-            '{"text": "x", "label": ' + "1" * 5000 + "}",
-            id="5000-digit-int",
+            "labels",
+            GOOD_LABELS + '{"text": "x", "label": ' + BIG + "}\n",
+            "line 3",
+            id="labels-5000-digit-int",
+            marks=defect("tuning.data.parse_labels " + _JSON_CATCH.format("ValueError"), ValueError),
+        ),
+        pytest.param(
+            "labels",
+            GOOD_LABELS + DEEP + "\n",
+            "line 3",
+            id="labels-nested-100000-deep",
+            marks=defect("tuning.data.parse_labels " + _JSON_CATCH.format("RecursionError"), RecursionError),
+        ),
+        pytest.param(
+            "cases",
+            DEEP,
+            "line 1",
+            id="cases-nested-100000-deep",
+            marks=defect("tuning.data.parse_cases " + _JSON_CATCH.format("RecursionError"), RecursionError),
+        ),
+        pytest.param(
+            "candidates",
+            DEEP,
+            "line 1",
+            id="candidates-nested-100000-deep",
             marks=defect(
-                "tuning.data.parse_labels catches only JSONDecodeError; json.loads raised ValueError",
-                AssertionError,
+                "tuning.candidates.load_candidates " + _JSON_CATCH.format("RecursionError"), RecursionError
             ),
         ),
         pytest.param(
-            "[" * 100_000 + "]" * 100_000,
-            id="nested-100000-deep",
-            marks=defect(
-                "tuning.data.parse_labels catches only JSONDecodeError; json.loads raised RecursionError",
-                AssertionError,
-            ),
+            "config",
+            json.dumps(GOOD_CONFIG).replace("0.4", BIG),
+            "line 1",
+            id="config-5000-digit-int",
+            marks=defect("policy.config.read_config " + _JSON_CATCH.format("ValueError"), ValueError),
+        ),
+        pytest.param(
+            "config",
+            DEEP,
+            "line 1",
+            id="config-nested-100000-deep",
+            marks=defect("policy.config.read_config " + _JSON_CATCH.format("RecursionError"), RecursionError),
+        ),
+        pytest.param(
+            "labels", GOOD_LABELS + '{"text": "x", "label": 1e999}\n', "line 3", id="labels-infinity"
         ),
     ],
 )
-def test_pathological_label_lines(tmp_path, line: str) -> None:
-    path = tmp_path / "labels.jsonl"
-    path.write_text(GOOD_LABELS + line + "\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "recallgate", *_tune_gate(str(path))],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-300:]
-    assert done.stderr.count("\n") == 1 and f"{path} line 3" in done.stderr
+def test_pathological_json_files(
+    tmp_path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    content: str,
+    where: str,
+) -> None:
+    path = tmp_path / ("file.jsonl" if kind == "labels" else "file.json")
+    path.write_text(content)
+    argv = {
+        "labels": _tune_gate(str(path)),
+        "cases": ["tune", "validator", "--cases", str(path), "--decider", "reliability-counting", "--json"],
+        "candidates": _tune_gate("builtin:seed", "--candidates", str(path)),
+        "config": _tune_gate("builtin:seed"),
+    }[kind]
+    if kind == "config":
+        monkeypatch.setenv("RECALLGATE_CONFIG", str(path))
+    assert_one_line_error(*run_cli(capsys, *argv), str(path), where)
 
 
 @pytest.mark.parametrize(
