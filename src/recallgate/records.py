@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidIdError
+from .text import clean_text
 
 __all__ = [
     "Event",
@@ -45,6 +46,10 @@ class MemoryRecord:
     created_at: float = field(default_factory=time.time)
     metadata: dict[str, Any] = field(default_factory=dict)
     embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.text, str):
+            self.text = clean_text(self.text)
 
     @property
     def rendered(self) -> str:
@@ -88,6 +93,10 @@ class Event:
     id: str = field(default_factory=_new_id)
     created_at: float = field(default_factory=time.time)
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.text, str):
+            self.text = clean_text(self.text)
 
 
 # ---- rendering ---------------------------------------------------------------------------
@@ -151,7 +160,10 @@ def render_text(text: str) -> str:
     except (ValueError, RecursionError):
         return text
     if isinstance(value, (dict, list)):
-        rendered = _render_value(value)
+        try:
+            rendered = _render_value(value)
+        except RecursionError:  # nested deeper than Python recurses: keep the text as stored
+            return text
         return rendered if rendered else text
     return text
 
@@ -168,7 +180,7 @@ def validate_id(value: Any, what: str = "actor_id") -> str:
     """Return ``value`` when it is a safe id, else raise :class:`InvalidIdError` naming it."""
     if not isinstance(value, str):
         raise InvalidIdError(f"{what} must be a string, got {type(value).__name__}")
-    if not _ID_RE.match(value) or ".." in value:
+    if not _ID_RE.fullmatch(value) or ".." in value:
         raise InvalidIdError(
             f"invalid {what} {value!r}: use 1-128 letters, digits or _-.:@+= "
             "(no '/', '..', '*', '%', braces or whitespace)"

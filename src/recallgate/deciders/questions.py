@@ -203,7 +203,10 @@ def validate_request(
 def _probability(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise DeciderBadResponse(f"{where}: expected a probability, got {value!r}")
-    p = float(value)
+    try:
+        p = float(value)
+    except OverflowError:
+        raise DeciderBadResponse(f"{where}: probability {value!r} is outside [0, 1]") from None
     if not math.isfinite(p) or p < 0.0 or p > 1.0:
         raise DeciderBadResponse(f"{where}: probability {p!r} is outside [0, 1]")
     return p
@@ -275,8 +278,23 @@ def parse_answers(questions: Mapping[str, Question], raw: Any) -> dict[str, Answ
     out: dict[str, Answer] = {}
     for name, question in questions.items():
         value = raw[name]
-        if isinstance(value, (ChoiceAnswer, ScoreAnswer)):
-            out[name] = value
-        else:
-            out[name] = _parse_one(name, question, value)
+        if isinstance(value, ChoiceAnswer) and question.type == "choice":
+            # An answer object from an in-process backend gets the same checks as wire JSON.
+            value = {
+                "choice": value.choice,
+                "probabilities": value.probabilities,
+                "confidence": value.confidence,
+            }
+        elif isinstance(value, ScoreAnswer) and question.type == "score":
+            value = {
+                "score": value.score,
+                "legend": value.legend,
+                "probabilities": value.probabilities,
+                "confidence": value.confidence,
+            }
+        elif isinstance(value, (ChoiceAnswer, ScoreAnswer)):
+            raise DeciderBadResponse(
+                f"answer {name!r}: a {type(value).__name__} cannot answer a {question.type} question"
+            )
+        out[name] = _parse_one(name, question, value)
     return out

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
+from ..text import clean_text
 
 _VOCAB = Path(__file__).with_name("bert-base-uncased-vocab.txt")
 _BATCH = 32
@@ -108,6 +109,7 @@ class OnnxSentenceEmbedder:
         self.calls += 1
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        texts = [clean_text(t) for t in texts]  # the tokenizer refuses lone surrogates
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), _BATCH):

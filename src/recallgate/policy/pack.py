@@ -24,13 +24,22 @@ def escape_memory_text(text: str, max_chars: int) -> str:
     and bidi-override characters are dropped; newlines collapse to spaces (one record per
     line); markdown fences are defused; the result is cut to ``max_chars`` with an ellipsis.
     """
+    # Escaping only lengthens text, so nothing past max_chars of the raw text can fit: cut
+    # there first (cheap on a 1 MB record), escape, then cut the escaped text to the budget.
+    truncated = len(text) > max_chars * 8
+    text = text[: max_chars * 8]
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cs")  # lone surrogates
     text = _CONTROL.sub("", text)
     text = " ".join(text.split())
     text = text.replace("```", "'''")
-    if len(text) > max_chars:
-        text = text[: max(max_chars - 1, 0)].rstrip() + "…"
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if len(escaped) <= max_chars and not truncated:
+        return escaped
+    head = escaped[: max(max_chars - 1, 0)]
+    amp = head.rfind("&")
+    if amp != -1 and ";" not in head[amp:]:  # never leave half an entity
+        head = head[:amp]
+    return head.rstrip() + "…"
 
 
 def pack_context(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -167,6 +168,7 @@ class RecallPolicy:
                 self.stats.unmeasured_thresholds.append(f"{backend}:{role}")
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._async_pool: ThreadPoolExecutor | None = None
         # Remote deciders and stores are called with a deadline so a hung backend cannot hold the
         # turn; in-process ones (``local = True``) are called directly: they cannot hang on I/O.
         self.decider_timeout_s = float(decider_timeout_s)
@@ -228,7 +230,14 @@ class RecallPolicy:
             trace.cache_hit = True
         else:
             try:
-                vector = self.store.embedder.embed([text])[0]
+                vector = np.asarray(self.store.embedder.embed([text])[0], dtype=np.float32)
+                dimension = getattr(self.store.embedder, "dimension", vector.shape[0])
+                if vector.shape != (dimension,) or not np.isfinite(vector).all():
+                    raise _BadVector(
+                        f"embedder returned a vector of shape {vector.shape} with non-finite values"
+                        if vector.shape == (dimension,)
+                        else f"embedder returned shape {vector.shape}, expected ({dimension},)"
+                    )
             except Exception as exc:  # no vector: no search can run; inject nothing, say why
                 self.stats.error("embedder", error_kind(exc))
                 trace.errors.append(f"embedder: {type(exc).__name__}: {exc}")
@@ -265,11 +274,24 @@ class RecallPolicy:
     async def arecall(self, message: Any, *, actor_id: str, session_id: str | None = None) -> Recall:
         """:meth:`recall` for asyncio agents: runs in a worker thread so the event loop never blocks
         on the embedding, a remote decider or a remote store. Safe to await concurrently."""
-        return await asyncio.to_thread(self.recall, message, actor_id=actor_id, session_id=session_id)
+        if self._async_pool is None:
+            with self._pool_lock:
+                if self._async_pool is None:
+                    # Its own pool: the loop's default executor has only cores + 4 threads, and
+                    # turns must not queue behind unrelated work (or behind each other's calls).
+                    self._async_pool = ThreadPoolExecutor(
+                        max_workers=64, thread_name_prefix="recallgate-turn"
+                    )
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._async_pool,
+            functools.partial(self.recall, message, actor_id=actor_id, session_id=session_id),
+        )
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
+        for pool in (self._pool, self._async_pool):
+            if pool is not None:
+                pool.shutdown(wait=False)
 
     # ---- arms -----------------------------------------------------------------------------
     def _stock(
@@ -554,3 +576,9 @@ def _ask_with_warnings(
     """Ask, and read the backend's warnings in the same thread (they live in a context variable)."""
     answers = ask_decider(decider, state, questions, hints)
     return answers, list(getattr(decider, "last_warnings", None) or ())
+
+
+class _BadVector(ValueError):
+    """The embedder returned something that is not a usable query vector."""
+
+    kind = "bad_vector"
