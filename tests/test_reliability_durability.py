@@ -435,13 +435,6 @@ def test_ingest_commits_events_before_extraction(tmp_path: Path, hanging_model: 
         store.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="cli/ingest.py extracts only the events it loaded in this run (new_events): after a run "
-    "killed between committing the events and extracting them, re-running the file skips every "
-    "event as already loaded and never extracts them",
-)
 def test_rerunning_a_killed_ingest_completes_it(
     tmp_path: Path, hanging_model: HangingModel, capsys: pytest.CaptureFixture[str]
 ) -> None:

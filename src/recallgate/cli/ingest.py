@@ -13,7 +13,9 @@ blocks are read). ``session_id`` defaults to the file's name; ``actor_id``, when
 one, must be the ``--actor``; ``timestamp`` (epoch seconds) is optional. Blank lines are
 ignored. A malformed line is reported with its line number and skipped, the rest is still
 loaded, and the exit code is 1. Lines already in the store (same session, role and text)
-are not loaded twice, so re-running the same file is harmless.
+are not loaded twice, and every event of the file is extracted again (consolidation keeps
+the records it already has, "unchanged"), so re-running the same file is harmless and
+completes a run that was stopped between loading its events and extracting them.
 """
 
 from __future__ import annotations
@@ -156,22 +158,30 @@ def run(args: argparse.Namespace) -> int:
     if lines == 0:
         notes.append(f"{path} is empty: nothing to ingest")
     # Skip messages already loaded: re-running a file must not duplicate events or records.
-    existing = (
-        Counter((e.session_id, e.role, e.text) for e in store.list_events(actor)) if events else Counter()
-    )
+    existing: dict[tuple[str, str, str], list[Event]] = {}
+    for stored in store.list_events(actor) if events else []:
+        existing.setdefault((stored.session_id, stored.role, stored.text), []).append(stored)
     seen: Counter[tuple[str, str, str]] = Counter()
     new_events = []
+    file_events = []  # every event of the file, as it is in the store once the new ones are loaded
     for event in events:
         key = (event.session_id, event.role, event.text)
         seen[key] += 1
-        if seen[key] > existing[key]:
+        stored_events = existing.get(key, [])
+        if seen[key] > len(stored_events):
             new_events.append(event)
+            file_events.append(event)
+        else:
+            file_events.append(stored_events[seen[key] - 1])
     for event in new_events:
         store.create_event(event)
     skipped = len(events) - len(new_events)
     if skipped:
         notes.append(f"{skipped} message(s) were already in the store and were not loaded again")
-    results = _extract(store, actor, new_events, extractor, args)
+    # Extract from every event of the file, not only the new ones: a run killed after loading
+    # its events but before extracting them is completed by running it again, and records
+    # already extracted come back "unchanged" from consolidation.
+    results = _extract(store, actor, file_events, extractor, args)
     added = sum(r.added for r in results)
     updated = sum(r.updated for r in results)
     unchanged = sum(r.consolidation.unchanged for r in results)
@@ -205,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
                 f"loaded {len(new_events)} events ({len(sessions)} session(s)) "
                 f"for actor {actor!r} into {store.url}"
             )
+        if file_events:
             print(
                 f"extracted {memories} memories with {extractor.name}: {added} records added, "
                 f"{updated} updated, {unchanged} already known"

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..deciders import Decider
 from ..errors import UsageError
-from ..policy.config import FittedThreshold, config_from_env, write_config
+from ..policy.config import FittedThreshold, config_from_env, read_config, write_config
 from ..tuning import (
     TuneResult,
     default_candidates,
@@ -101,6 +101,8 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Candidate], str, Decider]:
         if path and Path(path).is_dir():
             raise UsageError(f"{flag} {path}: is a directory, expected a file path")
     config_from_env()  # a broken RECALLGATE_CONFIG is reported now, not after the run
+    if args.write_config and Path(args.write_config).exists():
+        read_config(args.write_config)  # write_config merges into it: a broken one stops us now
     decider = decider_from_args(args)
     if decider is None:
         raise UsageError("tuning needs a decider; 'none' is the ungated stock behaviour")

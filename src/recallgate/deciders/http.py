@@ -39,6 +39,7 @@ __all__ = [
     "StateLimiter",
     "backend_error",
     "error_from_body",
+    "json_problem",
     "truncate_state",
 ]
 
@@ -122,13 +123,23 @@ def _error_parts(body: Any) -> tuple[str | None, str | None]:
     if isinstance(detail, list) and detail:
         first = detail[0]
         if isinstance(first, Mapping):
-            where = ".".join(str(p) for p in first.get("loc", []))
+            loc = first.get("loc")
+            where = ".".join(str(p) for p in loc) if isinstance(loc, list) else ""
             return str(first.get("type", "validation_error")), f"{where}: {first.get('msg', '')}".strip(": ")
         return None, str(first)
     if "message" in body or "__type" in body:
         kind = body.get("__type") or body.get("code")
         return (str(kind) if kind else None), str(body.get("message", ""))
     return None, None
+
+
+def json_problem(exc: ValueError | RecursionError, text: str) -> str:
+    """Why ``json.loads(text)`` failed, with the position when the decoder gives one."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at char {exc.pos} of {len(text)}"
+    if isinstance(exc, RecursionError):
+        return f"nested too deeply, {len(text)} chars"
+    return f"{str(exc).split(';')[0]}, {len(text)} chars"
 
 
 def error_from_body(backend: str, status: int, body: Any, text: str = "") -> DeciderError:
@@ -287,13 +298,15 @@ class JsonPoster:
         text = content.decode("utf-8", errors="replace")
         try:
             body = json.loads(text) if text.strip() else None
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:
+            # JSONDecodeError is a ValueError; json.loads also raises a plain ValueError for an
+            # integer past the int-string limit and RecursionError for deep nesting.
             if status >= 400:
                 raise error_from_body(self.backend, status, None, text) from None
             raise backend_error(
                 DeciderBadResponse,
-                f"{self.backend}: HTTP {status} from {url} is not valid JSON ({exc.msg} at char {exc.pos} "
-                f"of {len(text)}): {text[:_QUOTE]!r}",
+                f"{self.backend}: HTTP {status} from {url} is not valid JSON ({json_problem(exc, text)}): "
+                f"{text[:_QUOTE]!r}",
                 backend_kind="invalid_json",
                 status=status,
             ) from None

@@ -46,6 +46,9 @@ SYSTEM = (
     "Reply with exactly one of the allowed answers and nothing else."
 )
 _STRIP = string.whitespace + string.punctuation.replace("-", "")
+#: What reading a malformed answer can raise: a missing key or row, a row that is not an
+#: object (``'str'.get``), a log-probability that is not a number or too large for a float.
+_SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError)
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,9 @@ def _norm(token: str) -> str:
 def distribution(candidates: Iterable[tuple[str, float]], labels: tuple[str, ...], where: str) -> list[float]:
     """Probabilities of ``labels`` from (token, logprob) pairs, renormalised over the labels.
 
-    Variants of a label (" yes", "Yes", "A.", "(A") add up. Raises when no label is there.
+    Variants of a label (" yes", "Yes", "A.", "(A") add up. A log-probability that is not
+    finite or is above 0 (a probability above 1, which no model gives) is skipped, as if the
+    token were not there. Raises when no label is left.
     """
     wanted = {_norm(label): i for i, label in enumerate(labels)}
     mass = [0.0] * len(labels)
@@ -112,7 +117,7 @@ def distribution(candidates: Iterable[tuple[str, float]], labels: tuple[str, ...
     for token, logprob in candidates:
         seen.append(token)
         i = wanted.get(_norm(token))
-        if i is not None and math.isfinite(logprob):
+        if i is not None and math.isfinite(logprob) and logprob <= 0.0:
             mass[i] += math.exp(logprob)
     total = sum(mass)
     if total <= 0.0:
@@ -123,6 +128,21 @@ def distribution(candidates: Iterable[tuple[str, float]], labels: tuple[str, ...
             backend_kind="no_answer_token",
         )
     return [m / total for m in mass]
+
+
+def _tokens(value: Any) -> int:
+    """A token count from a usage field: 0 unless it is an int or a finite float (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, int):
+        return value
+    return int(value) if math.isfinite(value) else 0
+
+
+def _index(choice: Any) -> int:
+    """A completion's ``index`` for ordering; 0 when it is missing or not an int."""
+    index = choice.get("index", 0) if isinstance(choice, Mapping) else 0
+    return index if isinstance(index, int) and not isinstance(index, bool) else 0
 
 
 def _answer(question: Question, probs: list[float]) -> Answer:
@@ -240,7 +260,7 @@ class LLMDecider:
             first = body["choices"][0]["logprobs"]["content"][0]
             tops = first.get("top_logprobs") or [first]
             return [(str(t["token"]), float(t["logprob"])) for t in tops]
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
+        except _SHAPE_ERRORS as exc:
             raise backend_error(
                 DeciderBadResponse,
                 f"llm: {where}: no token log-probabilities in the answer ({type(exc).__name__}: {exc}); "
@@ -254,7 +274,7 @@ class LLMDecider:
             if isinstance(tops, Mapping):
                 return [(str(k), float(v)) for k, v in tops.items()]
             return [(str(t["token"]), float(t["logprob"])) for t in tops]
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
+        except _SHAPE_ERRORS as exc:
             raise backend_error(
                 DeciderBadResponse,
                 f"llm: {where}: no token log-probabilities in the answer ({type(exc).__name__}: {exc})",
@@ -266,8 +286,8 @@ class LLMDecider:
         with self._lock:
             self.requests += requests
             if isinstance(usage, Mapping):
-                self.input_tokens += int(usage.get("prompt_tokens") or 0)
-                self.output_tokens += int(usage.get("completion_tokens") or 0)
+                self.input_tokens += _tokens(usage.get("prompt_tokens"))
+                self.output_tokens += _tokens(usage.get("completion_tokens"))
 
     def _prepare(
         self, state: str, questions: Mapping[str, Any]
@@ -290,7 +310,7 @@ class LLMDecider:
                 "(does the server take a list of prompts? use mode='chat')",
                 backend_kind="bad_answer",
             )
-        ordered = sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, Mapping) else 0)
+        ordered = sorted(choices, key=_index)
         out: dict[str, Answer] = {}
         for name, choice in zip(names, ordered, strict=True):
             where = f"question {name!r}"

@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from ..errors import DeciderBadResponse, DeciderError, DeciderTimeout, DeciderUnavailable, UsageError
-from .http import StateLimiter, backend_error, error_from_body
+from .http import StateLimiter, backend_error, error_from_body, json_problem
 from .questions import Answer, Question, validate_request
 from .wire import answers_from_body, systemone_request
 
@@ -287,10 +287,9 @@ def _json(data: bytes, what: str) -> Any:
     text = data.decode("utf-8", errors="replace")
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
         raise backend_error(
             DeciderBadResponse,
-            f"sagemaker: {what} is not valid JSON ({exc.msg} at char {exc.pos} of {len(text)}): "
-            f"{text[:200]!r}",
+            f"sagemaker: {what} is not valid JSON ({json_problem(exc, text)}): {text[:200]!r}",
             backend_kind="invalid_json",
         ) from None

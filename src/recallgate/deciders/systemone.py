@@ -18,6 +18,7 @@ Options (``make_decider("systemone", ...)``, CLI flags, or environment variables
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Mapping
@@ -126,7 +127,7 @@ class SystemOneDecider:
             if isinstance(usage, Mapping):
                 self.input_tokens += _int(usage.get("input_tokens"))
                 self.output_tokens += _int(usage.get("output_tokens"))
-            self.last_server_latency_ms = float(latency) if isinstance(latency, (int, float)) else None
+            self.last_server_latency_ms = _milliseconds(latency)
 
     def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
         """Answer every question about ``state`` in one POST."""
@@ -166,4 +167,20 @@ class SystemOneDecider:
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    """A token count from a usage field: 0 unless it is a finite number (not a bool, NaN or inf)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, int):
+        return value
+    return int(value) if math.isfinite(value) else 0
+
+
+def _milliseconds(value: Any) -> float | None:
+    """A server-reported latency: None unless it is a finite number a float can hold."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        ms = float(value)
+    except OverflowError:  # an int past the float range
+        return None
+    return ms if math.isfinite(ms) else None

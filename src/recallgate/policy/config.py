@@ -25,6 +25,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
+import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -42,6 +44,7 @@ __all__ = [
     "ResolvedThreshold",
     "ThresholdConfig",
     "config_from_env",
+    "json_failure",
     "read_config",
     "resolve_threshold",
     "write_config",
@@ -147,6 +150,42 @@ class ThresholdConfig:
         return config
 
 
+#: JSON tokens, enough to follow nesting and find numbers (strings are skipped whole).
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|-?\d++(?:\.\d++)?(?:[eE][+-]?\d++)?|[\[\]{}]')
+
+
+def json_failure(text: str, exc: ValueError | RecursionError) -> tuple[int | None, str]:
+    """(1-based line, problem) for ``json.loads(text)`` failing with ``exc``.
+
+    ``json.loads`` raises ``JSONDecodeError`` (a ``ValueError`` with a position) for bad
+    syntax, a plain ``ValueError`` for an integer longer than ``sys.get_int_max_str_digits()``
+    and ``RecursionError`` for deep nesting; the last two carry no position, so the line is
+    found by a scan: of the first over-long integer, or of the deepest nesting. The line is
+    None when the scan does not find the culprit.
+    """
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.lineno, f"{exc.msg} at column {exc.colno}"
+    deep = isinstance(exc, RecursionError)
+    limit = sys.get_int_max_str_digits()
+    depth = deepest = 0
+    culprit: int | None = None
+    for token in _JSON_TOKEN.finditer(text):
+        first = token.group()[0]
+        if first in "[{":
+            depth += 1
+            if deep and depth > deepest:
+                deepest, culprit = depth, token.start()
+        elif first in "]}":
+            depth -= 1
+        elif not deep and first != '"':
+            digits = token.group().lstrip("-")
+            if digits.isdigit() and len(digits) > limit:  # an int; a float has no digit limit
+                culprit = token.start()
+                break
+    line = text.count("\n", 0, culprit) + 1 if culprit is not None else None
+    return line, "nested too deeply" if deep else str(exc).split(";")[0]
+
+
 def read_config(path: ConfigPath) -> ThresholdConfig:
     """Read a threshold config; a missing or malformed file is a :class:`UsageError` naming it."""
     where = str(path)
@@ -158,8 +197,10 @@ def read_config(path: ConfigPath) -> ThresholdConfig:
         raise UsageError(f"{where}: cannot read threshold config: {exc}") from None
     try:
         document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{where} line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        line, problem = json_failure(text, exc)
+        at = f"{where} line {line}" if line is not None else where
+        raise UsageError(f"{at}: not valid JSON ({problem})") from None
     config = ThresholdConfig.from_dict(document, where)
     config.path = Path(path)
     return config

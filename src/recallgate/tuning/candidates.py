@@ -41,6 +41,7 @@ import yaml
 
 from ..deciders.questions import Answer, ChoiceAnswer, Example, Question, ScoreAnswer, as_question
 from ..errors import QuestionError, UsageError
+from ..policy.config import json_failure
 from ..policy.wording import (
     GATE_CRITERIA,
     GATE_INSTRUCTIONS,
@@ -211,8 +212,10 @@ def load_candidates(path: str | Path, role: Role) -> tuple[list[Candidate], str]
     if where.endswith(".json"):
         try:
             document = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{where} line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
+            failed_at, problem = json_failure(text, exc)
+            at = f"{where} line {failed_at}" if failed_at is not None else where
+            raise UsageError(f"{at}: not valid JSON ({problem})") from None
     else:
         try:
             document = yaml.safe_load(text)
@@ -221,6 +224,10 @@ def load_candidates(path: str | Path, role: Role) -> tuple[list[Candidate], str]
             line = f" line {mark.line + 1}" if mark is not None else ""
             problem = getattr(exc, "problem", None) or "invalid YAML"
             raise UsageError(f"{where}{line}: not valid YAML or JSON ({problem})") from None
+        except RecursionError as exc:  # PyYAML's composer recurses once per nesting level
+            deepest, problem = json_failure(text, exc)
+            at = f"{where} line {deepest}" if deepest is not None else where
+            raise UsageError(f"{at}: not valid YAML or JSON ({problem})") from None
     return parse_candidates(document, role, where)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..policy.config import json_failure
 from ..records import render_text
 
 __all__ = [
@@ -151,8 +152,8 @@ def parse_labels(text: str, source: str = "<labels>", sha256: str | None = None)
         where = f"{source} line {number}"
         try:
             row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
+            raise UsageError(f"{where}: not a JSON object ({json_failure(raw, exc)[1]})") from None
         if not isinstance(row, dict):
             raise UsageError(f'{where}: expected a JSON object {{"text": ..., "label": ...}}')
         for field in ("text", "label"):
@@ -201,10 +202,10 @@ def parse_cases(text: str, source: str = "<cases>", sha256: str | None = None) -
     """Validate a validator case file; every problem names ``source``, the case and its line."""
     try:
         document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"{source} line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
-        ) from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
+        failed_at, problem = json_failure(text, exc)
+        place = f"{source} line {failed_at}" if failed_at is not None else source
+        raise UsageError(f"{place}: not valid JSON ({problem})") from None
     if not isinstance(document, dict):
         raise UsageError(f"{source}: expected an object with 'records' and 'cases'")
     for field in ("records", "cases"):
