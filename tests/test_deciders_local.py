@@ -286,7 +286,8 @@ def test_demo_runs_with_sparrow_and_with_systemone(
         gated = result["arms"]["gated"]
         assert result["decider"] == name
         assert gated["decider_errors"] == 0 and gated["decider_calls"] > 0
-    # The same model behind HTTP and in-process: the same decisions, turn by turn.
-    assert [t["gated"]["retrieved"] for t in results["sparrow"]["per_turn"]] == [
-        t["gated"]["retrieved"] for t in results["systemone"]["per_turn"]
-    ]
+    # The same model behind HTTP and in-process: the same gate probabilities, turn by turn
+    # (the decisions may differ: sparrow's threshold is measured, systemone's is a default).
+    local = [t["gated"]["gate_p"] for t in results["sparrow"]["per_turn"]]
+    served = [t["gated"]["gate_p"] for t in results["systemone"]["per_turn"]]
+    assert served == pytest.approx(local, abs=0.01)
