@@ -221,6 +221,14 @@ def _quote_ident(name: str) -> str:
 # ---- the store ----------------------------------------------------------------------------
 
 _RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_at, r.metadata, r.embedding"
+# The planner's cost model does not know what the store knows about a namespace, so each plan
+# pins its access path for its one query (measured: left alone, PostgreSQL sorted a 10k-record
+# namespace through the B-tree instead of walking HNSW, and read a namespace holding a fifth of
+# the table by a sequential scan, 45 ms, instead of the namespace index, 4 ms).
+_PLAN_SETTINGS: dict[SearchPlan, tuple[str, ...]] = {
+    "exact": ("SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off"),
+    "hnsw": ("SET LOCAL enable_sort = off",),
+}
 # A dense hit: the record and its cosine similarity to the query.
 _HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - c.distance AS cosine"
 
@@ -525,14 +533,16 @@ class PostgresStore:
         batches: Iterable[Sequence[MemoryRecord]],
         *,
         rebuild_index: bool = True,
-        maintenance_work_mem: str = "1GB",
+        maintenance_work_mem: str | None = None,
     ) -> int:
         """Load many records in ONE transaction by binary COPY; returns how many were written.
 
         With ``rebuild_index`` the HNSW index is dropped first and built once at the end, which
         is several times faster than growing it row by row (100k 384-d records: see
         BENCHMARKS.md). Dropping the index locks the records table until the commit, so other
-        workers' searches and writes wait: use it for initial loads and re-imports. On any
+        workers' searches and writes wait: use it for initial loads and re-imports. The build
+        is fastest when the graph fits in ``maintenance_work_mem`` (about 2 GB per million
+        384-d vectors); pass it here or set it on the server. On any
         error nothing is written and the index is left as it was. Afterwards the table is
         vacuumed so that exact searches can read vectors from the namespace index alone.
         """
@@ -542,6 +552,10 @@ class PostgresStore:
             with conn.transaction():
                 if rebuild_index:
                     conn.execute("DROP INDEX IF EXISTS records_embedding_hnsw")
+                    # Rebuilt too: built in one pass its pages are full, where rows arriving in
+                    # random namespace order leave them about half full (twice the pages an
+                    # exact scan reads).
+                    conn.execute("DROP INDEX IF EXISTS records_namespace_actor")
                 for batch in batches:
                     records = list(batch)
                     if not records:
@@ -552,10 +566,13 @@ class PostgresStore:
                     namespaces.update(r.namespace for r in records)
                     total += len(records)
                 if rebuild_index:
-                    conn.execute(
-                        "SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,)
-                    )
-                    conn.execute(self._schema_context().format(HNSW_INDEX))
+                    if maintenance_work_mem:
+                        conn.execute(
+                            "SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,)
+                        )
+                    ctx = self._schema_context()
+                    conn.execute(ctx.format(_namespace_index(ctx)))
+                    conn.execute(ctx.format(HNSW_INDEX))
             conn.execute("VACUUM (ANALYZE) records")
         self._forget_sizes(namespaces)
         return total
@@ -766,16 +783,17 @@ class PostgresStore:
             "limit": limit,
             "candidates": limit * HNSW_OVERFETCH,
         }
-        with self._conn("search") as conn, conn.cursor(binary=True) as cur:
-            if plan == "exact":
-                return cur.execute(query, args).fetchall()
-            # Left alone, the planner often prefers sorting a namespace's rows through the B-tree
-            # (an exact scan) even where that costs 10x the index walk: forbid the sort for this
-            # one query. One round trip: the three statements go out together in a pipeline.
-            with conn.pipeline(), conn.transaction():
-                conn.execute("SET LOCAL enable_sort = off")
-                cur.execute(query, args)
-                return cur.fetchall()
+        # One round trip: BEGIN, the plan's SET LOCALs, the query and COMMIT go out together.
+        with (
+            self._conn("search") as conn,
+            conn.cursor(binary=True) as cur,
+            conn.pipeline(),
+            conn.transaction(),
+        ):
+            for setting in _PLAN_SETTINGS[plan]:
+                conn.execute(setting)
+            cur.execute(query, args)
+            return cur.fetchall()
 
     @staticmethod
     def _dense_sql(plan: SearchPlan, by_actor: bool, columns: str = _HIT_COLUMNS) -> sql.SQL:
@@ -843,8 +861,8 @@ class PostgresStore:
             "candidates": top_k * HNSW_OVERFETCH,
         }
         with self._conn("explain") as conn, conn.transaction():
-            if chosen == "hnsw":
-                conn.execute("SET LOCAL enable_sort = off")
+            for setting in _PLAN_SETTINGS[chosen]:
+                conn.execute(setting)
             rows = conn.execute(statement, args).fetchall()
         return "\n".join(str(r[0]) for r in rows if "[" not in str(r[0]))
 
