@@ -83,6 +83,17 @@ def test_migrations_are_recorded_once_and_reopening_changes_nothing(pg_url, sche
     assert dim.endswith("vector(32)")
 
 
+def test_an_older_schema_is_upgraded_in_place(pg_url, schema, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:1])
+        with _open(pg_url, schema) as old:
+            (record,) = old.add_records([R(actor_id="a", namespace="/n", text="written by version 1")])
+    assert [v for v, _ in _versions(pg_url, schema)] == [1]
+    with _open(pg_url, schema) as store:
+        assert [v for v, _ in _versions(pg_url, schema)] == [m.version for m in postgres.MIGRATIONS]
+        assert [h.record.id for h in store.search("/n", record.embedding, 5)] == [record.id]
+
+
 def test_workers_starting_together_migrate_exactly_once(pg_url, schema):
     count = 6
     start = threading.Barrier(count)
@@ -384,7 +395,7 @@ def test_bench_store_command(backend, request, tmp_path, capsys):
     } <= set(out)
     assert out["backend"] == ("postgresql" if backend == "postgres" else "sqlite")
     assert (out["records"], out["namespaces"]) == (1500, 5)
-    assert out["recall_at_10"] == 1.0  # 300 per namespace: exact scans
+    assert out["recall_at_10"] == 1.0 and out["plan"] == "auto"  # 300 per namespace: exact scans
     assert out["insert_per_s"] > 0 and 0 < out["search_p50_ms"] <= out["search_p95_ms"]
     if backend == "sqlite":
         assert not (tmp_path / "bench.db").exists()  # removed afterwards
@@ -402,3 +413,23 @@ def test_bench_store_refuses_an_existing_sqlite_file(tmp_path, capsys):
     assert "new sqlite file" in capsys.readouterr().err
     assert main(args) == 2  # 100 namespaces by default
     assert "cannot exceed --records" in capsys.readouterr().err
+
+
+def test_bench_store_can_force_a_plan(pg_url, tmp_path, capsys):
+    args = [
+        "bench",
+        "store",
+        "--records",
+        "1500",
+        "--namespaces",
+        "3",
+        "--queries",
+        "30",
+        "--dimension",
+        "32",
+    ]
+    assert main([*args, "--store", pg_url, "--plan", "hnsw", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["plan"] == "hnsw" and out["recall_at_10"] >= 0.9
+    assert main([*args, "--store", f"sqlite:///{tmp_path}/p.db", "--plan", "hnsw", "--json"]) == 2
+    assert "chooses no search plan" in capsys.readouterr().err

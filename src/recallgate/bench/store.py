@@ -13,6 +13,7 @@ that the store returned.
 
 from __future__ import annotations
 
+import inspect
 import os
 import statistics
 import time
@@ -78,6 +79,7 @@ class StoreBenchResult:
     queries: int
     dimension: int
     ingest: str
+    plan: str
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -264,6 +266,7 @@ def bench_store(
     queries: int = 500,
     batch: int = 5000,
     ingest: str = "add",
+    plan: str | None = None,
     seed: int = 0,
     keep: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
@@ -272,16 +275,22 @@ def bench_store(
 
     ``insert_per_s`` counts records over the wall time of the ``add_records`` calls (vectors
     given, so no embedding). Searches are namespace-filtered top-10 queries by vector, one at
-    a time, after one warm-up query per namespace (up to 1,000); their wall times give p50 and
+    a time (``plan`` forces a PostgreSQL plan, ``"exact"`` or ``"hnsw"``; by default the
+    store chooses), after one warm-up query per namespace (up to 1,000); their wall times give p50 and
     p95.
     """
     if batch < 1 or queries < 1:
         raise UsageError("--batch and --queries must be at least 1")
     if ingest not in ("add", "bulk"):
         raise UsageError(f"unknown ingest {ingest!r} (add or bulk)")
+    options: dict[str, Any] = {}
+    if plan is not None:
+        options["plan"] = plan
     corpus = SyntheticCorpus(records, namespaces, dimension=dimension, seed=seed)
     store, cleanup = _open_bench_store(url, dimension)
     try:
+        if options and "plan" not in inspect.signature(store.search).parameters:
+            raise UsageError(f"--plan: the {type(store).__name__} chooses no search plan")
         if store.count_records():
             raise UsageError(f"bench store needs an empty store; {store.url} already holds records")
         spent = _ingest(store, corpus, batch, ingest, progress)
@@ -290,11 +299,11 @@ def bench_store(
         warmup = [(ns, vector) for ns, (_, vector) in enumerate(corpus.queries(min(namespaces, 1000)))]
         measured = corpus.queries(queries)
         for ns, vector in warmup:
-            store.search(corpus.namespace(ns), vector, 10)
+            store.search(corpus.namespace(ns), vector, 10, **options)
         times, recalls = [], []
         for n, (ns, vector) in enumerate(measured, 1):
             started = time.perf_counter()
-            hits = store.search(corpus.namespace(ns), vector, 10)
+            hits = store.search(corpus.namespace(ns), vector, 10, **options)
             times.append((time.perf_counter() - started) * 1000.0)
             truth = corpus.exact_top(ns, vector, 10)
             found = {h.record.id for h in hits}
@@ -312,6 +321,7 @@ def bench_store(
             queries=queries,
             dimension=dimension,
             ingest=ingest,
+            plan=plan or "auto",
         )
     finally:
         if keep:

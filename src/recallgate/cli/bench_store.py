@@ -46,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="add: add_records per batch (what agents do; default); "
         "bulk: the store's bulk_ingest (PostgreSQL: one COPY transaction, HNSW index built once)",
     )
+    parser.add_argument(
+        "--plan",
+        choices=("exact", "hnsw"),
+        default=None,
+        help="PostgreSQL only: force the exact scan or the HNSW index (default: chosen by namespace size)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--keep", action="store_true", help="leave the benchmark's records in place")
     add_json(parser)
@@ -78,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
             queries=args.queries,
             batch=args.batch,
             ingest=args.ingest,
+            plan=args.plan,
             seed=args.seed,
             keep=args.keep,
             progress=progress,
@@ -90,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(
         f"{result.backend}: {result.records:,} records in {result.namespaces} namespaces "
-        f"({result.dimension}-d, ingest {result.ingest})\n"
+        f"({result.dimension}-d, ingest {result.ingest}, plan {result.plan})\n"
         f"  insert        {result.insert_per_s:,.0f} records/s\n"
         f"  search p50    {result.search_p50_ms:.2f} ms\n"
         f"  search p95    {result.search_p95_ms:.2f} ms\n"
