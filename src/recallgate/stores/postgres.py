@@ -133,6 +133,47 @@ HNSW_INDEX = (
 )
 
 
+def _function_name(plan: SearchPlan, by_actor: bool) -> str:
+    return f"nearest_{plan}" + ("_by_actor" if by_actor else "")
+
+
+def _search_function(plan: SearchPlan, by_actor: bool) -> str:
+    """``CREATE FUNCTION`` for one plan's search: (namespace[, actor], query, limit) -> ids.
+
+    The planner's cost model does not know what the store knows about a namespace, so each plan
+    steers its query: left alone, PostgreSQL sorted a 10k-record namespace through the B-tree
+    instead of walking HNSW, and read a namespace holding a fifth of the table by a bitmap scan
+    of the heap (20 ms) instead of the namespace index alone (14 ms). A SQL function with SET
+    clauses is planned under them and never inlined, so the settings ride inside one
+    statement, with no BEGIN / SET LOCAL / COMMIT per search (0.4 ms each, measured). With and
+    without an actor are separate functions so that neither evaluates an ``actor IS NULL OR``
+    test on every row of a large namespace.
+    """
+    where = "r.namespace = p_namespace" + (" AND r.actor_id = p_actor" if by_actor else "")
+    actor = " p_actor text," if by_actor else ""
+    if plan == "exact":
+        settings = "SET enable_seqscan = off SET enable_bitmapscan = off"
+        # OFFSET 0 keeps the scan a plain filtered scan (the HNSW index serves only an ORDER BY
+        # on the distance): every distance in the namespace, read from the namespace B-tree.
+        body = (
+            "SELECT s.id, s.seq, s.distance FROM (SELECT r.id, r.seq, r.embedding <=> p_query "
+            f"AS distance FROM records r WHERE {where} OFFSET 0) AS s "
+            "ORDER BY s.distance, s.seq LIMIT p_limit"
+        )
+    else:
+        settings = "SET enable_sort = off"
+        body = (
+            "SELECT r.id, r.seq, r.embedding <=> p_query FROM records r "
+            f"WHERE {where} ORDER BY r.embedding <=> p_query LIMIT p_limit"
+        )
+    return (
+        f"CREATE FUNCTION {{schema}}.{_function_name(plan, by_actor)}(p_namespace text,{actor} "
+        "p_query {vector}, p_limit integer) "
+        "RETURNS TABLE (id text, seq bigint, distance double precision) LANGUAGE sql STABLE "
+        f"SET search_path = {{schema}}, {{vector_schema}} {settings} AS $body$ {body} $body$"
+    )
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema change: statements (or functions of the context returning one)."""
@@ -182,40 +223,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         2,
         "search functions that carry their planner settings; autovacuum after 2% new rows",
         (
-            # Each plan needs the planner steered for its one query (see _PLAN_SETTINGS). A SQL
-            # function with SET clauses is planned with them and is never inlined, so the
-            # settings ride along inside one statement: no BEGIN / SET LOCAL / COMMIT round
-            # trip per search (measured: 0.4 ms of each search).
-            """CREATE FUNCTION {schema}.nearest_exact(
-                p_namespace text, p_actor text, p_query {vector}, p_limit integer
-            ) RETURNS TABLE (id text, seq bigint, distance double precision)
-            LANGUAGE sql STABLE
-            SET search_path = {schema}, {vector_schema}
-            SET enable_seqscan = off
-            SET enable_bitmapscan = off
-            AS $body$
-                SELECT s.id, s.seq, s.distance FROM (
-                    SELECT r.id, r.seq, r.embedding <=> p_query AS distance
-                    FROM records r
-                    WHERE r.namespace = p_namespace AND (p_actor IS NULL OR r.actor_id = p_actor)
-                    OFFSET 0
-                ) AS s
-                ORDER BY s.distance, s.seq
-                LIMIT p_limit
-            $body$""",
-            """CREATE FUNCTION {schema}.nearest_hnsw(
-                p_namespace text, p_actor text, p_query {vector}, p_limit integer
-            ) RETURNS TABLE (id text, seq bigint, distance double precision)
-            LANGUAGE sql STABLE
-            SET search_path = {schema}, {vector_schema}
-            SET enable_sort = off
-            AS $body$
-                SELECT r.id, r.seq, r.embedding <=> p_query
-                FROM records r
-                WHERE r.namespace = p_namespace AND (p_actor IS NULL OR r.actor_id = p_actor)
-                ORDER BY r.embedding <=> p_query
-                LIMIT p_limit
-            $body$""",
+            *(_search_function(plan, by_actor) for plan in ("exact", "hnsw") for by_actor in (False, True)),
             # Index-only scans skip the heap only on pages VACUUM has marked all-visible; vacuum
             # an insert-mostly table sooner than the default (20% new rows) so they stay so.
             "ALTER TABLE {schema}.records SET (autovacuum_vacuum_insert_scale_factor = 0.02)",
@@ -265,12 +273,6 @@ def _quote_ident(name: str) -> str:
 # ---- the store ----------------------------------------------------------------------------
 
 _RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_at, r.metadata, r.embedding"
-# The planner's cost model does not know what the store knows about a namespace, so each plan
-# steers its one query, through the settings its search function carries (migration 2): left
-# alone, PostgreSQL sorted a 10k-record namespace through the B-tree instead of walking HNSW,
-# and read a namespace holding a fifth of the table by a bitmap scan of the heap (20 ms)
-# instead of the namespace index alone (14 ms).
-_PLAN_FUNCTIONS: dict[SearchPlan, str] = {"exact": "nearest_exact", "hnsw": "nearest_hnsw"}
 # A dense hit: the record and its cosine similarity to the query.
 _HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - c.distance AS cosine"
 
@@ -819,7 +821,8 @@ class PostgresStore:
     ) -> list[tuple[Any, ...]]:
         with self._conn("search") as conn, conn.cursor(binary=True) as cur:
             return cur.execute(
-                self._dense_sql(plan), self._dense_args(namespace, vector, limit, actor_id, plan)
+                self._dense_sql(plan, actor_id is not None),
+                self._dense_args(namespace, vector, limit, actor_id, plan),
             ).fetchall()
 
     @staticmethod
@@ -838,12 +841,13 @@ class PostgresStore:
         }
 
     @staticmethod
-    def _dense_sql(plan: SearchPlan, columns: str = _HIT_COLUMNS) -> sql.Composed:
+    def _dense_sql(plan: SearchPlan, by_actor: bool) -> sql.Composed:
         """A dense search: the plan's function picks ids and distances, then rows are fetched."""
+        actor = "%(actor)s, " if by_actor else ""
         return sql.SQL(
-            f"SELECT {columns} FROM {{}}(%(namespace)s, %(actor)s, %(query)s, %(candidates)s) AS c "
+            f"SELECT {_HIT_COLUMNS} FROM {{}}(%(namespace)s, {actor}%(query)s, %(candidates)s) AS c "
             "JOIN records r ON r.id = c.id ORDER BY c.distance, c.seq LIMIT %(limit)s"
-        ).format(sql.Identifier(_PLAN_FUNCTIONS[plan]))
+        ).format(sql.Identifier(_function_name(plan, by_actor)))
 
     def _lexical(
         self, namespace: str, vector: np.ndarray, text: str, limit: int, actor_id: str | None
@@ -882,7 +886,7 @@ class PostgresStore:
             row = conn.execute(
                 "SELECT prosrc, proconfig FROM pg_proc WHERE oid = %s::regprocedure",
                 (
-                    f"{_quote_ident(self.schema)}.{_PLAN_FUNCTIONS[chosen]}(text, text, "
+                    f"{_quote_ident(self.schema)}.{_function_name(chosen, False)}(text, "
                     f"{_quote_ident(self._vector_schema)}.vector, integer)",
                 ),
             ).fetchone()
@@ -893,7 +897,6 @@ class PostgresStore:
                 conn.execute("SELECT set_config(%s, %s, true)", (name, value))
             for name, placeholder in (
                 ("p_namespace", "%(namespace)s::text"),
-                ("p_actor", "%(actor)s::text"),
                 ("p_query", "%(query)s"),
                 ("p_limit", "%(candidates)s::integer"),
             ):
