@@ -152,18 +152,27 @@ def _load(store: PostgresStore, corpus: SyntheticCorpus) -> None:
         store.add_records(batch)
 
 
-def test_plan_follows_namespace_size_and_both_plans_are_exact_enough(pg_url, schema):
+def test_plan_follows_namespace_size_and_share(pg_url, schema):
     corpus = SyntheticCorpus(3000, 6, dimension=48, seed=1)  # 500 records per namespace
-    with _open(pg_url, schema, 48, exact_scan_limit=200) as store:
+    with _open(pg_url, schema, 48, exact_scan_limit=200, exact_scan_max=1000, hnsw_min_share=0.1) as store:
         _load(store, corpus)
         store.add_records([R(actor_id="s", namespace="/small", text=f"small {i}") for i in range(50)])
-        assert store.plan_for("/small") == "exact"
-        assert store.plan_for(corpus.namespace(0)) == "hnsw"
+        store.add_records([R(actor_id="m", namespace="/thin", text=f"thin {i}") for i in range(250)])
+        store.add_records([R(actor_id="h", namespace="/huge", text=f"huge {i}") for i in range(1100)])
+        assert store.plan_for("/small") == "exact"  # 50 <= 200
+        assert store.plan_for(corpus.namespace(0)) == "hnsw"  # 500 of 4400: 11%
+        assert store.plan_for("/thin") == "exact"  # 250 of 4400: 6%, HNSW would filter too much
+        assert store.plan_for("/huge") == "hnsw"  # over exact_scan_max
         small_plan = store.explain("/small", "small 3")
         big_plan = store.explain(corpus.namespace(0), corpus.vectors[0])
         assert "records_embedding_hnsw" not in small_plan and "records_namespace_actor" in small_plan
         assert "records_embedding_hnsw" in big_plan
 
+
+def test_both_plans_find_the_exact_top_10(pg_url, schema):
+    corpus = SyntheticCorpus(3000, 6, dimension=48, seed=1)
+    with _open(pg_url, schema, 48) as store:
+        _load(store, corpus)
         recalls: dict[str, list[float]] = {"exact": [], "hnsw": []}
         for ns, query in corpus.queries(40):
             truth = corpus.exact_top(ns, query, 10)
@@ -172,6 +181,9 @@ def test_plan_follows_namespace_size_and_both_plans_are_exact_enough(pg_url, sch
                 assert len(hits) == 10
                 assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
                 recalls[plan].append(len({h.record.id for h in hits} & set(truth)) / 10)
+            by_actor = store.search(corpus.namespace(ns), query, 10, actor_id=corpus.actor(ns), plan="hnsw")
+            assert [h.record.id for h in by_actor] == [h.record.id for h in hits]
+            assert store.search(corpus.namespace(ns), query, 10, actor_id="nobody", plan="hnsw") == []
         assert np.mean(recalls["exact"]) == 1.0
         assert np.mean(recalls["hnsw"]) >= 0.97
 

@@ -25,14 +25,17 @@ namespace's size:
 - up to :data:`EXACT_SCAN_LIMIT` records, an **exact** scan: every distance in the namespace,
   read from the namespace B-tree alone (an index-only scan), recall 1 by construction;
 - above it, the **HNSW** index with pgvector's iterative scans, which keep walking the graph
-  until enough rows pass the filter. ``relaxed_order`` plus an exact re-sort of
-  :data:`HNSW_OVERFETCH` x ``top_k`` candidates, because ``strict_order`` skips a closer row
-  found in a later iteration (measured on 1M records: recall@10 0.77 strict vs 0.83 relaxed
-  at ``ef_search`` 200 on clustered synthetic data, where the same index's unfiltered recall
-  is 0.85; see BENCHMARKS.md).
+  until enough rows pass the filter, where that finds the right rows: for a namespace holding
+  at least :data:`HNSW_MIN_SHARE` of the table, or one too large to scan
+  (:data:`EXACT_SCAN_MAX`); otherwise still the exact scan.
+
+The HNSW plan runs ``relaxed_order`` and re-sorts :data:`HNSW_OVERFETCH` x ``top_k``
+candidates exactly, because ``strict_order`` skips a closer row found in a later iteration
+(measured on 1M records in 100 namespaces, ``ef_search`` 200: recall@10 0.77 strict, 0.83
+relaxed, where the same index's unfiltered recall is 0.85 on this clustered synthetic data).
 
 Namespace sizes are cached for ``size_cache_seconds`` and dropped on this store's own writes;
-a stale size only costs speed or (above the limit) the HNSW plan's approximation.
+a stale size only costs speed, or recall where it wrongly picks HNSW.
 """
 
 from __future__ import annotations
@@ -63,7 +66,9 @@ from .base import Query, SearchMode, embed_missing, keyword_terms, rrf_fuse
 __all__ = [
     "DEFAULT_SCHEMA",
     "EXACT_SCAN_LIMIT",
+    "EXACT_SCAN_MAX",
     "HNSW_EF_SEARCH",
+    "HNSW_MIN_SHARE",
     "MIGRATIONS",
     "PostgresStore",
     "SearchPlan",
@@ -73,9 +78,16 @@ SearchPlan = Literal["exact", "hnsw"]
 IterativeScan = Literal["strict_order", "relaxed_order"]
 
 DEFAULT_SCHEMA = "recallgate"
-#: Namespaces up to this many records are searched exactly through the B-tree (see module doc
-#: and BENCHMARKS.md for the measurement behind the number).
-EXACT_SCAN_LIMIT = 20_000
+#: Namespaces up to this many records are searched exactly (~12 ms at 10,000; BENCHMARKS.md).
+EXACT_SCAN_LIMIT = 10_000
+#: Above this many records a namespace is searched through HNSW whatever its share of the table
+#: (measured: an exact scan of 40,000 384-d vectors took 60 ms, HNSW 10 ms at recall 0.93).
+EXACT_SCAN_MAX = 50_000
+#: Between the two, HNSW is used only for a namespace holding at least this share of the table:
+#: a filtered HNSW walk finds the true top 10 when a tenth of the rows pass the filter (recall
+#: 0.998, 12 ms, at 20,000 of 200,000) but not when one in a hundred does (0.90 and 88 ms at
+#: 10,000 of 1M, where the exact scan takes 12 ms).
+HNSW_MIN_SHARE = 0.10
 #: Candidate list size of each HNSW iterative-scan step.
 HNSW_EF_SEARCH = 200
 #: How an iterative scan orders what it returns (see :meth:`PostgresStore._dense`).
@@ -272,6 +284,7 @@ def _quote_ident(name: str) -> str:
 
 # ---- the store ----------------------------------------------------------------------------
 
+_TABLE_SIZE_KEY = "\x00table"  # the size cache's entry for the whole table (no namespace has a NUL)
 _RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_at, r.metadata, r.embedding"
 # A dense hit: the record and its cosine similarity to the query.
 _HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - c.distance AS cosine"
@@ -297,6 +310,8 @@ class PostgresStore:
         pool_size: int = 4,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         exact_scan_limit: int = EXACT_SCAN_LIMIT,
+        exact_scan_max: int = EXACT_SCAN_MAX,
+        hnsw_min_share: float = HNSW_MIN_SHARE,
         ef_search: int = HNSW_EF_SEARCH,
         iterative_scan: IterativeScan = HNSW_ITERATIVE_SCAN,
         scan_mem_multiplier: float = HNSW_SCAN_MEM_MULTIPLIER,
@@ -312,6 +327,8 @@ class PostgresStore:
         self.dimension = int(self.embedder.dimension)
         self.connect_timeout = float(connect_timeout)
         self.exact_scan_limit = int(exact_scan_limit)
+        self.exact_scan_max = int(exact_scan_max)
+        self.hnsw_min_share = float(hnsw_min_share)
         self.ef_search = int(ef_search)
         if iterative_scan not in ("strict_order", "relaxed_order"):
             raise UsageError(f"iterative_scan must be strict_order or relaxed_order, not {iterative_scan!r}")
@@ -748,6 +765,25 @@ class PostgresStore:
         with self._sizes_lock:
             for namespace in namespaces:
                 self._sizes.pop(namespace, None)
+            self._sizes.pop(_TABLE_SIZE_KEY, None)
+
+    def _table_size(self) -> int:
+        """Records in the table: the planner's estimate once ANALYZE has run, else a count."""
+        now = time.monotonic()
+        with self._sizes_lock:
+            cached = self._sizes.get(_TABLE_SIZE_KEY)
+        if cached is not None and now - cached[1] < self.size_cache_seconds:
+            return cached[0]
+        with self._conn("estimate the table size") as conn:
+            row = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'records'::regclass").fetchone()
+            estimate = float(row[0]) if row else -1.0
+            if estimate < 0:  # never analyzed
+                counted = conn.execute("SELECT count(*) FROM records").fetchone()
+                estimate = float(counted[0]) if counted else 0.0
+        size = int(estimate)
+        with self._sizes_lock:
+            self._sizes[_TABLE_SIZE_KEY] = (size, now)
+        return size
 
     def namespace_size(self, namespace: str) -> int:
         """Records in ``namespace`` (cached for ``size_cache_seconds``; only steers the plan)."""
@@ -764,8 +800,19 @@ class PostgresStore:
         return size
 
     def plan_for(self, namespace: str) -> SearchPlan:
-        """``"exact"`` for a namespace small enough to scan, else ``"hnsw"`` (iterative scan)."""
-        return "exact" if self.namespace_size(namespace) <= self.exact_scan_limit else "hnsw"
+        """``"exact"`` or ``"hnsw"`` for a search of ``namespace`` (see the module doc).
+
+        Exact up to ``exact_scan_limit`` records. Above it HNSW, but only where its filtered
+        walk finds the right rows: when the namespace holds at least ``hnsw_min_share`` of the
+        table, or when it is so large (over ``exact_scan_max``) that scanning it would cost
+        more than the approximation does.
+        """
+        size = self.namespace_size(namespace)
+        if size <= self.exact_scan_limit:
+            return "exact"
+        if size > self.exact_scan_max:
+            return "hnsw"
+        return "hnsw" if size >= self.hnsw_min_share * max(self._table_size(), size) else "exact"
 
     def query_vector(self, query: Query) -> np.ndarray:
         """The unit vector for ``query`` (embedding it when it is text)."""
