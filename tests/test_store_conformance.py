@@ -85,6 +85,15 @@ def test_round_trip_and_search_order(store):
     assert store.namespaces(actor_id="nobody") == []
 
 
+def test_listing_keeps_the_order_records_were_given_in(store):
+    store.add_records([R(actor_id="a", namespace=f"/n{i % 3}", text=f"r{i}") for i in range(12)])
+    store.add_records([R(actor_id="a", namespace=f"/n{i % 2}", text=f"s{i}") for i in range(4)])
+    assert [r.text for r in store.list_records()] == [f"r{i}" for i in range(12)] + [
+        f"s{i}" for i in range(4)
+    ]
+    assert [r.text for r in store.list_records("/n1")] == ["r1", "r4", "r7", "r10", "s1", "s3"]
+
+
 def test_scores_are_rescaled_cosine_and_order_is_exact(store, hashing):
     texts = [f"memory number {i} about topic {i % 7} and colour {i % 5}" for i in range(120)]
     store.add_records([R(actor_id="a", namespace="/n", text=t) for t in texts])

@@ -683,12 +683,16 @@ class PostgresStore:
             )
             for row in rows:
                 copy.write_row(row)
+        # seq follows the order given (it orders list_records and breaks ties), but the rows
+        # are written grouped by namespace, so a namespace's records share heap pages: an exact
+        # scan of a namespace then visits fewer pages before VACUUM lets it skip the heap.
         conn.execute(
-            "INSERT INTO records (id, actor_id, namespace, text, rendered, strategy, created_at, "
+            "INSERT INTO records (id, seq, actor_id, namespace, text, rendered, strategy, created_at, "
             "metadata, embedding) "
-            "SELECT id, actor_id, namespace, text, rendered, strategy, created_at, metadata::jsonb, "
-            "embedding FROM recallgate_staging ORDER BY ord "
-            "ON CONFLICT (id) DO UPDATE SET seq = DEFAULT, actor_id = EXCLUDED.actor_id, "
+            "SELECT id, seq, actor_id, namespace, text, rendered, strategy, created_at, metadata::jsonb, "
+            "embedding FROM (SELECT *, nextval(pg_get_serial_sequence('records', 'seq')) AS seq "
+            "FROM recallgate_staging ORDER BY ord) AS numbered ORDER BY namespace, seq "
+            "ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, actor_id = EXCLUDED.actor_id, "
             "namespace = EXCLUDED.namespace, text = EXCLUDED.text, rendered = EXCLUDED.rendered, "
             "strategy = EXCLUDED.strategy, created_at = EXCLUDED.created_at, "
             "metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding"
