@@ -157,6 +157,15 @@ def test_bench_latency_json_keys(tmp_path):
         assert isinstance(data[key], (int, float)), key
     assert data["records"] >= 200
     assert len(data["demo_per_turn_ms"]["stock"]) == 8
+    # measured in a second process that only serves the file the bench built
+    assert data["rss_measured_in"] == "serving process"
+    assert 0 < data["rss_mb"] and 0 < data["rss_mb_bench_process"]
+
+
+def test_serving_rss_probe_skips_in_memory_stores():
+    from recallgate.bench.latency import serving_rss_mb
+
+    assert serving_rss_mb("sqlite://:memory:") is None
 
 
 def test_bench_latency_bad_flags_exit_2():

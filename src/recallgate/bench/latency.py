@@ -7,8 +7,11 @@ remote memory service, so the demo's wall clock can be compared arm against arm 
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +28,7 @@ from ..policy.wording import GATE, ROUTE, gate_question, judge_question, route_q
 from ..records import MemoryRecord, SearchHit, resolve_namespace
 from ..stores.base import MemoryStore
 
-__all__ = ["DelayedStore", "add_synthetic_records", "rss_mb", "run_latency"]
+__all__ = ["DelayedStore", "add_synthetic_records", "rss_mb", "run_latency", "serving_rss_mb"]
 
 _MESSAGES = [
     "I'd like a drink, what should I get?",
@@ -86,6 +89,52 @@ def rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
+def serving_rss_mb(
+    store_url: str, decider: str | None = None, decider_options: dict[str, Any] | None = None
+) -> float | None:
+    """RSS in MB of a fresh process serving the store: it opens ``store_url``, searches every
+    namespace once (so every vector is in the cache) and runs the demo's turns through a gated
+    policy with ``decider`` (a backend name; None = stock). ``None`` for an in-memory store.
+
+    Measured in its own process because the bench process also built the store: the freed
+    Python objects of a 100k-record ingest stay in the allocator's heap (fragmented, not returned
+    to the system) and would be counted against a process that only serves.
+    """
+    if store_url == "sqlite://" or (store_url.startswith("sqlite://") and ":memory:" in store_url):
+        return None
+    spec = json.dumps({"store": store_url, "decider": decider, "options": decider_options or {}})
+    done = subprocess.run(
+        [sys.executable, "-m", "recallgate.bench.latency", spec],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"serving-process RSS probe failed: {tail}")
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def _serving_probe(spec: dict[str, Any]) -> float:
+    from ..deciders import make_decider
+    from ..stores import open_store
+
+    store = open_store(spec["store"])
+    try:
+        decider = make_decider(spec["decider"], **spec["options"]) if spec["decider"] else None
+        vector = store.embedder.embed(["warm-up"])[0]
+        for namespace in store.namespaces() if hasattr(store, "namespaces") else []:
+            store.search(namespace, vector, 1)
+        policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES)
+        for turn in persona()["demo_turns"]:
+            policy.recall(turn, actor_id=persona()["actor_id"], session_id="bench")
+        policy.close()
+        return rss_mb()
+    finally:
+        store.close()
+
+
 def add_synthetic_records(store: MemoryStore, count: int, namespaces: int = 100, seed: int = 7) -> int:
     """Fill the store with ``count`` records of other actors (random unit vectors, no embedding
     cost) so searches and memory are measured against a realistically sized store."""
@@ -138,8 +187,13 @@ def run_latency(
     repeats: int = 200,
     warmup: int = 20,
     on_stage: Callable[[str], None] | None = None,
+    rss_probe: Callable[[], float | None] | None = None,
 ) -> dict[str, Any]:
-    """Measure the figures of ``recallgate bench latency`` (see the issue for each key)."""
+    """Measure the figures of ``recallgate bench latency`` (see the issue for each key).
+
+    ``rss_probe`` measures the memory of a process that only serves this store (see
+    ``serving_rss_mb``); without it, or when it returns None, ``rss_mb`` is this process's.
+    """
     stage = on_stage or (lambda name: None)
     stage("seeding")
     seed_persona(store)
@@ -270,6 +324,8 @@ def run_latency(
     stage("memory")
     for ns in store.namespaces() if hasattr(store, "namespaces") else []:
         store.search(ns, vectors[0], 1)
+    bench_rss = rss_mb()
+    serving_rss = rss_probe() if rss_probe is not None else None
     return {
         "decider": getattr(decider, "name", "none") if decider is not None else "none",
         "store": store.url,
@@ -290,5 +346,11 @@ def run_latency(
         "demo_per_turn_ms": per_turn,
         "demo_turns": turns,
         "decisions_per_s": decisions_per_s,
-        "rss_mb": rss_mb(),
+        "rss_mb": serving_rss if serving_rss is not None else bench_rss,
+        "rss_measured_in": "serving process" if serving_rss is not None else "bench process",
+        "rss_mb_bench_process": bench_rss,
     }
+
+
+if __name__ == "__main__":  # the serving-process probe of ``serving_rss_mb``
+    print(_serving_probe(json.loads(sys.argv[1])))

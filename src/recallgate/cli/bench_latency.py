@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..bench.latency import run_latency
+from ..bench.latency import run_latency, serving_rss_mb
 from ..errors import UsageError
 from ..stores import open_store
 from . import emit_json, progress_enabled
@@ -25,7 +25,8 @@ KEYS = [
     ("demo wall stock (ms)", "demo_wall_stock_ms"),
     ("demo wall gated (ms)", "demo_wall_gated_ms"),
     ("decisions / s", "decisions_per_s"),
-    ("RSS (MB)", "rss_mb"),
+    ("RSS serving the store (MB)", "rss_mb"),
+    ("RSS of this bench process (MB)", "rss_mb_bench_process"),
 ]
 
 
@@ -69,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         _pyplot()  # fail before the long run, not after it
     decider = decider_from_args(args)
+    options = {"url": args.url} if getattr(args, "url", None) else {}
     tmp = None
     url = args.store
     if url is None:
@@ -85,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             repeats=args.repeats,
             on_stage=(lambda name: print(f"... {name}", file=sys.stderr)) if show else None,
+            rss_probe=lambda: serving_rss_mb(url, None if decider is None else args.decider, options),
         )
     finally:
         store.close()
