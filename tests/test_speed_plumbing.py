@@ -159,7 +159,7 @@ def test_bench_latency_json_keys(tmp_path):
     assert len(data["demo_per_turn_ms"]["stock"]) == 8
     # measured in a second process that only serves the file the bench built
     assert data["rss_measured_in"] == "serving process"
-    assert 0 < data["rss_mb"] and 0 < data["rss_mb_bench_process"]
+    assert data["rss_mb"] > 0 and data["rss_mb_bench_process"] > 0
 
 
 def test_serving_rss_probe_skips_in_memory_stores():
