@@ -103,10 +103,30 @@ def test_decider_failure_fails_open_and_is_counted(seeded):
     r = p.recall("tea", actor_id="u")
     stock = RecallPolicy(seeded, decider=None, namespaces=NS).recall("tea", actor_id="u")
     assert {k.record.id for k in r.records} == {k.record.id for k in stock.records}
-    assert p.stats.decider_errors == 2  # gate and judge both failed
-    assert p.stats.errors_by_kind == {"decider:unavailable": 2}
-    assert p.stats.report().startswith("ERRORS: 2")
+    # The gate failed; the judge is not asked again in the same turn (one failure per turn).
+    assert p.stats.decider_errors == 1
+    assert p.stats.decider_calls == 1
+    assert p.stats.errors_by_kind == {"decider:unavailable": 1}
+    assert p.stats.report().startswith("ERRORS: 1")
     assert r.trace.errors
+    assert any("not asked" in note for note in r.trace.notes)
+
+
+def test_judge_failure_alone_fails_open_and_is_counted(seeded):
+    class JudgeBoom:
+        name = "judge-boom"
+
+        def ask(self, state, questions):
+            if "gate" in questions:
+                return {name: 0.9 for name in questions if name == "gate"}
+            raise ConnectionError("decider down")
+
+    p = RecallPolicy(seeded, decider=JudgeBoom(), namespaces=NS)
+    r = p.recall("tea", actor_id="u")
+    stock = RecallPolicy(seeded, decider=None, namespaces=NS).recall("tea", actor_id="u")
+    assert {k.record.id for k in r.records} == {k.record.id for k in stock.records}
+    assert p.stats.errors_by_kind == {"decider:unavailable": 1}
+    assert r.trace.keep_rule == "fail open: keep all"
 
 
 def test_missing_answer_is_an_error_not_a_yes(seeded):
@@ -118,7 +138,7 @@ def test_missing_answer_is_an_error_not_a_yes(seeded):
 
     p = RecallPolicy(seeded, decider=Forgetful(), namespaces=NS)
     p.recall("tea", actor_id="u")
-    assert p.stats.errors_by_kind == {"decider:bad_response": 2}
+    assert p.stats.errors_by_kind == {"decider:bad_response": 1}  # the judge is not asked after
 
 
 def test_out_of_range_probability_is_an_error(seeded):

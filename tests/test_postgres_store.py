@@ -445,3 +445,34 @@ def test_bench_store_can_force_a_plan(pg_url, tmp_path, capsys):
     assert out["plan"] == "hnsw" and out["recall_at_10"] >= 0.9
     assert main([*args, "--store", f"sqlite:///{tmp_path}/p.db", "--plan", "hnsw", "--json"]) == 2
     assert "chooses no search plan" in capsys.readouterr().err
+
+
+# ---- failures are counted by kind ---------------------------------------------------------
+
+
+def test_a_lost_connection_is_counted_as_unavailable(pg_url, schema):
+    from recallgate import RecallPolicy
+
+    with _open(pg_url, schema, pool_size=1) as store:
+        store.add_records([R(actor_id="a", namespace="/facts/a", text="The user drinks tea.")])
+        with store._conn("find the pooled session") as conn:
+            pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        # The server ends the store's only session (as a restart or a failover would).
+        with _admin(pg_url) as conn:
+            assert conn.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0]
+        policy = RecallPolicy(store, decider=None, namespaces=["/facts/{actorId}"])
+        recall = policy.recall("tea", actor_id="a")
+        assert recall.context == ""
+        assert policy.stats.errors_by_kind == {"store:unavailable": 1}
+        policy.close()
+
+
+def test_a_cancelled_statement_is_counted_as_a_timeout(pg_url, schema):
+    with _open(pg_url, schema) as store:
+        with pytest.raises(StoreError) as info, store._conn("a slow search") as conn, conn.transaction():
+            conn.execute("SET LOCAL statement_timeout = 50")
+            conn.execute("SELECT pg_sleep(2)")
+        assert info.value.kind == "timeout"
+        with pytest.raises(StoreError) as info, store._conn("a bad query") as conn:
+            conn.execute("SELECT * FROM no_such_table")
+        assert info.value.kind == "error"

@@ -20,11 +20,24 @@ class InvalidIdError(UsageError):
 
 
 class StoreError(RecallgateError):
-    """A store could not be reached or refused an operation."""
+    """A store could not be reached or refused an operation.
+
+    ``kind`` says which, for counting: ``unavailable`` (no connection), ``timeout`` (the
+    database cancelled the statement), or ``error`` (it refused the operation).
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, *, kind: str | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
 
 
 class DimensionMismatchError(StoreError, UsageError):
     """The embedder's vectors do not fit the store's existing vectors."""
+
+    kind = "dimension_mismatch"
 
 
 class DeciderError(RecallgateError):

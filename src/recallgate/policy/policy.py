@@ -88,6 +88,11 @@ class RecallPolicy:
 
     ``namespaces`` are templates (``"/facts/{actorId}"``); pass a dict of template ->
     description to let the decider route between them.
+
+    A remote decider or store (``local = False``) is called under ``decider_timeout_s`` /
+    ``store_timeout_s``; after ``breaker_threshold`` consecutive failing calls its circuit
+    opens and it is not called for ``breaker_cooldown_s`` (the turn fails open for a decider,
+    injects nothing for a store, and the trace and ``stats`` say so).
     """
 
     def __init__(
@@ -174,6 +179,9 @@ class RecallPolicy:
         self.decider_timeout_s = float(decider_timeout_s)
         self.store_timeout_s = float(store_timeout_s)
         self.breaker = CircuitBreaker(breaker_threshold, breaker_cooldown_s)
+        # The same rule for a remote store: a dead database would otherwise cost every turn
+        # ``store_timeout_s`` while its connection pool retries.
+        self.store_breaker = CircuitBreaker(breaker_threshold, breaker_cooldown_s)
         # Repeated messages within a session ("ok", "thanks", a retried turn) reuse the query
         # embedding and the gate's answers: bounded LRU, counted in stats.cache_hits/misses.
         self.cache_size = max(int(cache_size), 0)
@@ -321,6 +329,7 @@ class RecallPolicy:
         cached_answers: dict[str, Any] | None = None,
     ) -> Recall:
         state = self._state(text, trace)
+        gate_failed = False
         if cached_answers is not None:
             answers: dict[str, Any] | None = cached_answers
         else:
@@ -334,6 +343,7 @@ class RecallPolicy:
                 self._cache_put(cache_key, vector, answers)
         trace.gate_threshold = self.thresholds.get("gate", 0.5)
         if answers is None:  # fail open: retrieve as stock would
+            gate_failed = True
             trace.gate_open = True
             trace.notes.append("gate failed open after a decider error")
         else:
@@ -362,7 +372,13 @@ class RecallPolicy:
             hints.subject_scores[f"r{i}"] = hit.score
             if hit.lexical is not None:
                 hints.subject_lexical[f"r{i}"] = hit.lexical
-        judged = self._ask(state, judge_qs, hints, trace, stage="judge")
+        judged: dict[str, Any] | None = None
+        if gate_failed:
+            # One failure per turn at most: a decider that just timed out or answered garbage
+            # would most likely do it again, doubling the turn's worst case for nothing.
+            trace.notes.append("judge: not asked, the decider failed at the gate this turn")
+        else:
+            judged = self._ask(state, judge_qs, hints, trace, stage="judge")
         if judged is None:
             for c in candidates:
                 c.kept, c.reason = True, "judge failed open"
@@ -467,8 +483,17 @@ class RecallPolicy:
                 return ns, exc
 
         outcomes: list[tuple[str, list[SearchHit] | Exception]]
-        if getattr(self.store, "local", False):
+        local = getattr(self.store, "local", False)
+        if local:
             outcomes = [one(ns) for ns in namespaces]
+        elif not self.store_breaker.allow():
+            self.stats.error("store", "circuit_open")
+            trace.errors.append(
+                "store: circuit open after repeated store failures; not searched "
+                f"for another {self.store_breaker.remaining_s():.0f} s"
+            )
+            trace.notes.append("store error: nothing injected this turn")
+            return []
         else:
             # One thread per namespace, all under one deadline (a remote store may hang).
             futures = [self._executor().submit(one, ns) for ns in namespaces]
@@ -488,6 +513,11 @@ class RecallPolicy:
                 trace.errors.append(f"store search {ns}: {type(outcome).__name__}: {outcome}")
             else:
                 results.append((ns, outcome))
+        if not local:
+            if failed:
+                self.store_breaker.failure()
+            else:
+                self.store_breaker.success()
         elapsed = _ms(started)
         trace.timings_ms["search"] = elapsed
         self.stats.add(retrievals=1, memory_ms=elapsed)

@@ -41,9 +41,8 @@ class AgentCoreError(StoreError):
     """An AgentCore Memory call failed; ``code`` is the service's error code."""
 
     def __init__(self, message: str, *, code: str, operation: str = "") -> None:
-        super().__init__(message)
+        super().__init__(message, kind=code)
         self.code = code
-        self.kind = code
         self.operation = operation
 
 

@@ -269,6 +269,15 @@ def _split_url(url: str) -> tuple[str, dict[str, str], str]:
     return conninfo, own, redacted
 
 
+def _error_kind(exc: psycopg.Error) -> str:
+    """How the policy counts a database error: a lost server, a cancelled statement, or a refusal."""
+    if isinstance(exc, psycopg.errors.QueryCanceled):  # statement_timeout, or cancelled
+        return "timeout"
+    if isinstance(exc, psycopg.OperationalError):  # connection lost, server shutting down, ...
+        return "unavailable"
+    return "error"
+
+
 def _reason(exc: BaseException) -> str:
     """libpq's message without its repeated 'connection failed:' prefixes, on one line."""
     text = " ".join(str(exc).split())
@@ -404,11 +413,13 @@ class PostgresStore:
             with self._pool.connection() as conn:
                 yield conn
         except PoolTimeout as exc:
-            raise StoreError(f"{action}: no connection to {self.url}: {_reason(exc)}") from exc
+            raise StoreError(
+                f"{action}: no connection to {self.url}: {_reason(exc)}", kind="unavailable"
+            ) from exc
         except psycopg.errors.UniqueViolation as exc:
             raise StoreError(f"{action}: {_reason(exc)}") from exc
         except psycopg.Error as exc:
-            raise StoreError(f"{action} on {self.url} failed: {_reason(exc)}") from exc
+            raise StoreError(f"{action} on {self.url} failed: {_reason(exc)}", kind=_error_kind(exc)) from exc
 
     # ---- migrations ----------------------------------------------------------------------
     def _schema_context(self) -> SchemaContext:
