@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from recallgate import Event, MemoryRecord, RecallPolicy
+from recallgate.bench.latency import MESSAGES
 from recallgate.deciders import EmbeddedDecider, default_threshold
 from recallgate.deciders.systemone import SystemOneDecider
 from recallgate.stores import SQLiteStore
@@ -57,18 +58,6 @@ PREFERENCES = [
         ("Choosing restaurants", "Vegetarian, likes Thai food", "food"),
         ("Code reviews", "Wants type hints and small functions", "work"),
     ]
-]
-MESSAGES = [
-    "I'd like a drink, what should I get?",
-    "What should I have for dinner tonight?",
-    "I'm booking a flight next week, anything you should know?",
-    "Can you review this function for me?",
-    "Plan my weekend for me",
-    "What's a good gift for my dog?",
-    "Hello there!",
-    "Thanks, that helps",
-    "What is the capital of Peru?",
-    "Explain how a hash map works",
 ]
 
 

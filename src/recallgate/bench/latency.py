@@ -28,9 +28,10 @@ from ..policy.wording import GATE, ROUTE, gate_question, judge_question, route_q
 from ..records import MemoryRecord, SearchHit, resolve_namespace
 from ..stores.base import MemoryStore
 
-__all__ = ["DelayedStore", "add_synthetic_records", "rss_mb", "run_latency", "serving_rss_mb"]
+__all__ = ["MESSAGES", "DelayedStore", "add_synthetic_records", "rss_mb", "run_latency", "serving_rss_mb"]
 
-_MESSAGES = [
+#: Assorted user messages the benchmarks cycle through (memory questions and small talk).
+MESSAGES = [
     "I'd like a drink, what should I get?",
     "What should I have for dinner tonight?",
     "I'm booking a flight next week, anything you should know?",
@@ -205,8 +206,8 @@ def run_latency(
     namespaces = [resolve_namespace(t, actor_id=actor) for t in DEMO_NAMESPACES]
 
     stage("embedding")
-    embed = _timed(lambda i: embedder.embed([_MESSAGES[i % len(_MESSAGES)] + f" #{i}"]), repeats, warmup)
-    vectors = embedder.embed(_MESSAGES)
+    embed = _timed(lambda i: embedder.embed([MESSAGES[i % len(MESSAGES)] + f" #{i}"]), repeats, warmup)
+    vectors = embedder.embed(MESSAGES)
 
     # Twenty candidate records for the judge: the persona's records plus synthetic ones.
     candidates = [h for ns in namespaces for h in store.search(ns, vectors[0], 10, actor_id=actor)]
@@ -231,23 +232,23 @@ def run_latency(
         def gate(i: int) -> None:
             ask_decider(
                 decider,
-                _MESSAGES[i % len(_MESSAGES)],
+                MESSAGES[i % len(MESSAGES)],
                 gate_qs,
-                DecisionHints(state_vector=vectors[i % len(_MESSAGES)]),
+                DecisionHints(state_vector=vectors[i % len(MESSAGES)]),
             )
 
         def judge(i: int) -> None:
             hints = DecisionHints(
-                state_vector=vectors[i % len(_MESSAGES)], subject_vectors=judge_hints.subject_vectors
+                state_vector=vectors[i % len(MESSAGES)], subject_vectors=judge_hints.subject_vectors
             )
-            ask_decider(decider, _MESSAGES[i % len(_MESSAGES)], judge_qs, hints)
+            ask_decider(decider, MESSAGES[i % len(MESSAGES)], judge_qs, hints)
 
         def overhead(i: int) -> None:
             ask_decider(
                 decider,
-                _MESSAGES[i % len(_MESSAGES)],
+                MESSAGES[i % len(MESSAGES)],
                 route_qs,
-                DecisionHints(state_vector=vectors[i % len(_MESSAGES)]),
+                DecisionHints(state_vector=vectors[i % len(MESSAGES)]),
             )
             judge(i)
 
@@ -259,10 +260,10 @@ def run_latency(
     search_ms = _timed(
         lambda i: store.search(
             namespaces[i % 2],
-            vectors[i % len(_MESSAGES)],
+            vectors[i % len(MESSAGES)],
             10,
             actor_id=actor,
-            text=_MESSAGES[i % len(_MESSAGES)],
+            text=MESSAGES[i % len(MESSAGES)],
             mode="hybrid",
         ),
         repeats,
@@ -297,16 +298,16 @@ def run_latency(
         def one(i: int) -> None:
             ask_decider(
                 decider,
-                _MESSAGES[i % len(_MESSAGES)],
+                MESSAGES[i % len(MESSAGES)],
                 route_qs,
-                DecisionHints(state_vector=vectors[i % len(_MESSAGES)]),
+                DecisionHints(state_vector=vectors[i % len(MESSAGES)]),
             )
             ask_decider(
                 decider,
-                _MESSAGES[i % len(_MESSAGES)],
+                MESSAGES[i % len(MESSAGES)],
                 judge_qs,
                 DecisionHints(
-                    state_vector=vectors[i % len(_MESSAGES)], subject_vectors=judge_hints.subject_vectors
+                    state_vector=vectors[i % len(MESSAGES)], subject_vectors=judge_hints.subject_vectors
                 ),
             )
 

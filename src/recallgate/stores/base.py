@@ -22,6 +22,7 @@ __all__ = [
     "keyword_terms",
     "rrf_fuse",
     "top_k_indices",
+    "where_equal",
 ]
 
 #: What ``search`` accepts as a query: text (embedded by the store) or a unit vector.
@@ -122,6 +123,17 @@ class MemoryStore(Protocol):
     def namespaces(self, actor_id: str | None = None) -> list[str]: ...
 
     def close(self) -> None: ...
+
+
+def where_equal(columns: dict[str, object], placeholder: str) -> tuple[str, list[object]]:
+    """`` WHERE a = ? AND b = ?`` for the columns whose value is not None, and the values.
+
+    ``placeholder`` is the driver's parameter mark (``?`` for sqlite3, ``%s`` for psycopg).
+    """
+    given = {name: value for name, value in columns.items() if value is not None}
+    if not given:
+        return "", []
+    return " WHERE " + " AND ".join(f"{name} = {placeholder}" for name in given), list(given.values())
 
 
 def embed_missing(embedder: Embedder, records: Sequence[MemoryRecord]) -> None:

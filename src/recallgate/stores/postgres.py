@@ -61,7 +61,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..embeddings import Embedder, default_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
-from .base import Query, SearchMode, embed_missing, keyword_terms, rrf_fuse
+from .base import Query, SearchMode, embed_missing, keyword_terms, rrf_fuse, where_equal
 
 __all__ = [
     "DEFAULT_SCHEMA",
@@ -725,18 +725,10 @@ class PostgresStore:
     def list_records(
         self, namespace: str | None = None, *, actor_id: str | None = None
     ) -> list[MemoryRecord]:
-        query = f"SELECT {_RECORD_COLUMNS} FROM records r"
-        clauses, args = [], []
-        if namespace is not None:
-            clauses.append("namespace = %s")
-            args.append(namespace)
-        if actor_id is not None:
-            clauses.append("actor_id = %s")
-            args.append(actor_id)
-        if clauses:
-            query += " WHERE " + " AND ".join(clauses)
+        where, args = where_equal({"namespace": namespace, "actor_id": actor_id}, "%s")
         with self._conn("list records") as conn, conn.cursor(binary=True) as cur:
-            rows = cur.execute(query + " ORDER BY seq", args).fetchall()
+            query = f"SELECT {_RECORD_COLUMNS} FROM records r{where} ORDER BY seq"
+            rows = cur.execute(query, args).fetchall()
         return [self._row_to_record(r) for r in rows]
 
     def get_records(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:

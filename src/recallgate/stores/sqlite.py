@@ -23,7 +23,7 @@ from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
-from .base import BM25_WEIGHT, Query, SearchMode, embed_missing, keyword_terms, top_k_indices
+from .base import BM25_WEIGHT, Query, SearchMode, embed_missing, keyword_terms, top_k_indices, where_equal
 
 __all__ = ["SQLiteStore"]
 
@@ -280,18 +280,10 @@ class SQLiteStore:
     def list_records(
         self, namespace: str | None = None, *, actor_id: str | None = None
     ) -> list[MemoryRecord]:
-        sql = f"SELECT {self._COLUMNS} FROM records"
-        clauses, args = [], []
-        if namespace is not None:
-            clauses.append("namespace = ?")
-            args.append(namespace)
-        if actor_id is not None:
-            clauses.append("actor_id = ?")
-            args.append(actor_id)
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
+        where, args = where_equal({"namespace": namespace, "actor_id": actor_id}, "?")
         with self._lock:
-            rows = self._conn.execute(sql + " ORDER BY rowid", args).fetchall()
+            query = f"SELECT {self._COLUMNS} FROM records{where} ORDER BY rowid"
+            rows = self._conn.execute(query, args).fetchall()
         return [self._row_to_record(r) for r in rows]
 
     def get_records(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
