@@ -66,3 +66,48 @@ def test_embedded_decider_answers_choice_and_score(decider):
     assert out["topic"].choice == "drinks"
     assert sum(out["topic"].probabilities.values()) == pytest.approx(1.0)
     assert 0 <= out["urgency"].score <= 2
+
+
+# ---- the shipped embeddings of the default wordings' texts ---------------------------------
+
+_SHIPPED = "src/recallgate/data/text_vectors/minilm-l6.npz"
+
+
+def test_shipped_text_vectors_match_the_default_embedder():
+    """The precomputed vectors the decider loads instead of embedding on its first turn must be
+    the default embedder's own, for every text its warm-up embeds. Regenerate them after an
+    edit to the banks, the domains or the gate wording with
+    ``RECALLGATE_WRITE_TEXT_VECTORS=1 pytest tests/test_embedded_quality.py -k shipped``."""
+    import os
+    from pathlib import Path
+
+    from recallgate.deciders.embedded import EmbeddedDecider
+
+    fresh = EmbeddedDecider()
+    fresh._shipped_loaded = True  # embed everything itself
+    fresh.warm_up({GATE: gate_question()})
+    texts = sorted(fresh._cache)
+    vectors = np.stack([fresh._cache[t] for t in texts])
+    path = Path(__file__).resolve().parents[1] / _SHIPPED
+    if os.environ.get("RECALLGATE_WRITE_TEXT_VECTORS"):
+        np.savez_compressed(path, texts=np.array(texts), vectors=vectors.astype(np.float32))
+    shipped = np.load(path, allow_pickle=False)
+    assert set(shipped["texts"].tolist()) == set(texts), "stale: regenerate (see the docstring)"
+    order = {t: i for i, t in enumerate(shipped["texts"].tolist())}
+    diff = np.abs(shipped["vectors"][[order[t] for t in texts]] - vectors).max()
+    assert diff < 1e-4, f"shipped vectors differ from the embedder's by {diff}"
+
+    # And the decider uses them: after loading, its warm-up embeds nothing.
+    loaded = EmbeddedDecider()
+    calls = loaded.embedder.calls
+    loaded.warm_up({GATE: gate_question()})
+    assert loaded.embedder.calls == calls
+
+
+def test_shipped_vectors_are_not_used_for_another_embedder():
+    from recallgate.deciders.embedded import EmbeddedDecider
+    from recallgate.embeddings import HashingEmbedder
+
+    decider = EmbeddedDecider(embedder=HashingEmbedder(64))
+    decider.warm_up({GATE: gate_question()})
+    assert all(v.shape == (64,) for v in decider._cache.values())

@@ -99,6 +99,7 @@ class EmbeddedDecider:
         self._lock = threading.Lock()
         self._bank: np.ndarray | None = None
         self._domains: np.ndarray | None = None
+        self._shipped_loaded = False
         limit_blas_threads()
 
     @property
@@ -108,8 +109,33 @@ class EmbeddedDecider:
         return self._embedder
 
     # ---- embedding caches ----------------------------------------------------------------
+    def _load_shipped_vectors(self) -> None:
+        """Seed the cache with the shipped embeddings of the default wordings' texts.
+
+        Embedding the gate's examples, the generic bank and the life domains takes ~0.4 s on
+        the first turn; for the default embedder they ship precomputed (package data, checked
+        against the embedder by the test suite), so that turn costs what every other does.
+        """
+        with self._lock:
+            if self._shipped_loaded:
+                return
+            self._shipped_loaded = True
+        name = getattr(self.embedder, "name", "")
+        resource = resources.files("recallgate.data").joinpath(f"text_vectors/{name}.npz")
+        if not name or not resource.is_file():
+            return
+        with resource.open("rb") as handle, np.load(handle, allow_pickle=False) as shipped:
+            texts, vectors = shipped["texts"], shipped["vectors"]
+            if vectors.ndim != 2 or vectors.shape[1] != self.embedder.dimension:
+                return
+            with self._lock:
+                for text, vector in zip(texts.tolist(), vectors.astype(np.float32), strict=True):
+                    self._cache.setdefault(str(text), vector)
+
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of question texts, cached for the life of the decider."""
+        if not self._shipped_loaded:
+            self._load_shipped_vectors()
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
             vectors = self.embedder.embed(missing)
