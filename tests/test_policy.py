@@ -228,3 +228,19 @@ def test_unmeasured_thresholds_are_reported(store):
     p = RecallPolicy(store, decider=Scripted(), namespaces=NS)
     assert "scripted:gate" in p.stats.unmeasured_thresholds
     assert "UNMEASURED" in p.stats.report()
+
+
+def test_warm_up_loads_the_embedder_and_the_deciders_wordings_before_the_first_turn(seeded):
+    class Warmable(Scripted):
+        def warm_up(self, questions):
+            self.warmed = sorted(questions)
+
+    decider = Warmable()
+    policy = RecallPolicy(
+        seeded, decider=decider, namespaces={"/facts/{actorId}": "facts", "/p/{actorId}": "prefs"}
+    )
+    calls = seeded.embedder.calls
+    policy.warm_up()
+    assert decider.warmed == ["gate", "route"] and decider.calls == []  # nothing asked yet
+    assert seeded.embedder.calls == calls + 1
+    RecallPolicy(seeded, decider=Scripted(), namespaces=NS).warm_up()  # no warm_up: fine too

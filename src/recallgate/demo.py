@@ -128,6 +128,8 @@ def run_demo(
     stock = RecallPolicy(store, decider=None, namespaces=DEMO_NAMESPACES, **policy_options)
     gated = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, **policy_options)
     per_turn: list[dict[str, Any]] = [{"turn": t} for t in turns]
+    for policy in (stock, gated):  # model loads are start-up costs, not either arm's turns
+        policy.warm_up()
     walls = {}
     for arm, policy in (("stock", stock), ("gated", gated)):
         started = time.perf_counter()

@@ -279,6 +279,17 @@ class RecallPolicy:
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
 
+    def warm_up(self) -> None:
+        """Load the embedding model and the decider's cached wordings now, at start-up, rather
+        than on the first user turn (loading the default model takes ~0.35 s)."""
+        self.store.embedder.embed(["warm-up"])
+        warm = getattr(self.decider, "warm_up", None)
+        if callable(warm):
+            questions: dict[str, Question] = {GATE: gate_question()}
+            if len(self.descriptions) >= 2:
+                questions[ROUTE] = route_question(self.descriptions)
+            warm(questions)
+
     async def arecall(self, message: Any, *, actor_id: str, session_id: str | None = None) -> Recall:
         """:meth:`recall` for asyncio agents: runs in a worker thread so the event loop never blocks
         on the embedding, a remote decider or a remote store. Safe to await concurrently."""
