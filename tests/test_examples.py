@@ -1,0 +1,34 @@
+"""The README's runnable examples run, offline, as a newcomer would run them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "expected"),
+    [
+        ("strands_local.py", [], "events stored for new_user: 4"),
+        ("agentcore.py", ["--offline"], "gate opened 2, closed 2"),
+    ],
+)
+def test_example_runs_offline(tmp_path, script, args, expected):
+    pytest.importorskip("strands")
+    if script == "agentcore.py":
+        pytest.importorskip("bedrock_agentcore")
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert expected in done.stdout
+    assert "OK: no errors" in done.stdout
