@@ -33,7 +33,7 @@ from .errors import (
     StoreError,
     UsageError,
 )
-from .policy import Recall, RecallPolicy, RecallStats
+from .policy import DecisionLog, Recall, RecallPolicy, RecallStats
 from .records import Event, MemoryRecord, SearchHit, render_text, resolve_namespace, validate_id
 from .stores import MemoryStore, open_store, register_store
 
@@ -46,6 +46,7 @@ __all__ = [
     "DeciderError",
     "DeciderTimeout",
     "DeciderUnavailable",
+    "DecisionLog",
     "DimensionMismatchError",
     "EmbeddedDecider",
     "Embedder",

@@ -27,6 +27,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     (None, "ingest"),
     ("tune", "tune"),
     (None, "ask"),
+    (None, "log"),
     ("bench", "bench_locomo"),
     ("bench", "bench_latency"),
     ("bench", "bench_store"),

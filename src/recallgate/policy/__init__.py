@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .config import FittedThreshold, ThresholdConfig, read_config, write_config
+from .log import DecisionLog, LoggedTurn
 from .pack import CLOSE_TAG, OPEN_TAG, count_tokens, escape_memory_text, pack_context
 from .policy import KeptRecord, Recall, RecallPolicy, message_text
 from .stats import RecallStats
@@ -12,8 +13,10 @@ __all__ = [
     "CLOSE_TAG",
     "OPEN_TAG",
     "Candidate",
+    "DecisionLog",
     "FittedThreshold",
     "KeptRecord",
+    "LoggedTurn",
     "Recall",
     "RecallPolicy",
     "RecallStats",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -23,6 +24,7 @@ from ..records import MemoryRecord, SearchHit, render_text, resolve_namespace
 from ..stores.base import MemoryStore
 from .breaker import CircuitBreaker
 from .config import ROLES, ConfigPath, config_from_env, read_config
+from .log import DecisionLog, open_log
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, Trace
@@ -118,6 +120,7 @@ class RecallPolicy:
         breaker_threshold: int = 3,
         breaker_cooldown_s: float = 30.0,
         stats: RecallStats | None = None,
+        log: DecisionLog | str | os.PathLike[str] | None = None,
     ) -> None:
         if top_k < 1:
             raise UsageError(f"top_k must be at least 1, got {top_k}")
@@ -182,6 +185,9 @@ class RecallPolicy:
         # The same rule for a remote store: a dead database would otherwise cost every turn
         # ``store_timeout_s`` while its connection pool retries.
         self.store_breaker = CircuitBreaker(breaker_threshold, breaker_cooldown_s)
+        #: the opt-in decision log (``log=`` or ``RECALLGATE_LOG``); None when off
+        self.log = open_log(log)
+        self._owns_log = self.log is not None and not isinstance(log, DecisionLog)
         # Repeated messages within a session ("ok", "thanks", a retried turn) reuse the query
         # embedding and the gate's answers: bounded LRU, counted in stats.cache_hits/misses.
         self.cache_size = max(int(cache_size), 0)
@@ -221,6 +227,22 @@ class RecallPolicy:
     # ---- public ---------------------------------------------------------------------------
     def recall(self, message: Any, *, actor_id: str, session_id: str | None = None) -> Recall:
         """Decide and retrieve for one user message; returns the context block to inject."""
+        result = self._recall(message, actor_id, session_id)
+        if self.log is not None:
+            try:
+                self.log.write(
+                    result.trace,
+                    actor_id=actor_id,
+                    session_id=session_id,
+                    decider=self.stats.decider or "none",
+                    message=message_text(message),
+                )
+            except Exception as exc:  # the log is for looking back; it must not fail the turn
+                self.stats.error("log", error_kind(exc))
+                result.trace.errors.append(f"log: {type(exc).__name__}: {exc}")
+        return result
+
+    def _recall(self, message: Any, actor_id: str, session_id: str | None) -> Recall:
         started = time.perf_counter()
         trace = Trace(gated=self.decider is not None)
         namespaces = [resolve_namespace(t, actor_id=actor_id, session_id=session_id) for t in self.namespaces]
@@ -311,6 +333,8 @@ class RecallPolicy:
         for pool in (self._pool, self._async_pool):
             if pool is not None:
                 pool.shutdown(wait=False)
+        if self.log is not None and self._owns_log:
+            self.log.close()
 
     # ---- arms -----------------------------------------------------------------------------
     def _stock(

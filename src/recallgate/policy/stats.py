@@ -49,6 +49,8 @@ class RecallStats:
     decider_errors: int = 0
     store_errors: int = 0
     embed_errors: int = 0
+    #: turns the decision log could not record (the turns themselves were unaffected)
+    log_errors: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
     #: errors by kind, e.g. {"decider:timeout": 2, "store:unavailable": 1}
@@ -65,8 +67,13 @@ class RecallStats:
                 setattr(self, name, getattr(self, name) + amount)
 
     def error(self, where: str, kind: str) -> None:
-        """Count one error of ``kind`` at ``where`` ("decider", "store", "embedder")."""
-        counter = {"decider": "decider_errors", "store": "store_errors", "embedder": "embed_errors"}[where]
+        """Count one error of ``kind`` at ``where`` ("decider", "store", "embedder", "log")."""
+        counter = {
+            "decider": "decider_errors",
+            "store": "store_errors",
+            "embedder": "embed_errors",
+            "log": "log_errors",
+        }[where]
         with self._lock:
             setattr(self, counter, getattr(self, counter) + 1)
             key = f"{where}:{kind}"
@@ -74,7 +81,7 @@ class RecallStats:
 
     @property
     def errors(self) -> int:
-        return self.decider_errors + self.store_errors + self.embed_errors
+        return self.decider_errors + self.store_errors + self.embed_errors + self.log_errors
 
     def as_dict(self) -> dict[str, Any]:
         with self._lock:
@@ -105,6 +112,8 @@ class RecallStats:
                 )
             if self.store_errors or self.embed_errors:
                 consequences.append("turns whose search or embedding failed injected nothing")
+            if self.log_errors:
+                consequences.append("turns the decision log could not write are missing from it")
             lines.append(f"ERRORS: {self.errors} ({kinds}). " + "; ".join(consequences) + ".")
         if self.decider is None:
             lines.append(
