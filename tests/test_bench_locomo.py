@@ -156,3 +156,35 @@ def test_cli_bad_split_is_exit_2(tmp_path):
         text=True,
     )
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_heldout_closure_is_also_measured_against_each_store(tiny_dir, minilm):
+    from recallgate import default_decider
+
+    out = run_locomo(tiny_dir, "dev", default_decider(), embedder=minilm)
+    held = out["gate_heldout"]
+    assert 0 <= held["non_memory_closed_rate_with_store"] <= 1
+    assert 0 <= held["memory_open_rate_with_store"] <= 1
+
+
+def test_tune_named_gate_fits_on_dev_and_refuses_test(tiny_dir, tmp_path, capsys):
+    from recallgate.cli import main
+
+    config = tmp_path / "fitted.json"
+    assert (
+        main(["tune", "named-gate", "--locomo", str(tiny_dir), "--json", "--write-config", str(config)]) == 0
+    )
+    fit = json.loads(capsys.readouterr().out)
+    assert fit["split"] == "dev" and fit["positives"] == 10
+    assert fit["negatives"] == 5 * 60  # the bank's non-memory messages against each store
+    assert fit["positives_named"] == 1.0  # "Ana", "Ben" are in every tiny store
+    assert 0.0 <= fit["named_threshold"] <= fit["gate_threshold"]
+    assert fit["balanced_accuracy"]["with_store"] >= fit["balanced_accuracy"]["message_only"]
+    saved = json.loads(config.read_text())
+    assert json.dumps(saved).count("gate_named") == 1
+    assert main(["tune", "named-gate", "--locomo", str(tiny_dir), "--split", "test"]) == 2
+    assert "dev only" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "hi"}\n')
+    assert main(["tune", "named-gate", "--locomo", str(tiny_dir), "--negatives", str(bad)]) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err

@@ -244,3 +244,61 @@ def test_warm_up_loads_the_embedder_and_the_deciders_wordings_before_the_first_t
     assert decider.warmed == ["gate", "route"] and decider.calls == []  # nothing asked yet
     assert seeded.embedder.calls == calls + 1
     RecallPolicy(seeded, decider=Scripted(), namespaces=NS).warm_up()  # no warm_up: fine too
+
+
+# ---- the store-aware gate ------------------------------------------------------------------
+
+
+@pytest.fixture
+def named_store(store):
+    store.add_records(
+        [
+            R(actor_id="u", namespace="/facts/u", text="Gina got a tattoo of a phoenix."),
+            R(actor_id="v", namespace="/facts/v", text="Calvin plays the guitar."),
+        ]
+    )
+    return store
+
+
+@pytest.mark.parametrize(
+    ("message", "gate", "opens", "names"),
+    [
+        ("What does Gina's tattoo symbolize?", 0.4, True, ["gina"]),  # named in memory, above 0.3
+        ("What does Gina's tattoo symbolize?", 0.2, False, []),  # named, but below 0.3
+        ("What does Calvin play?", 0.4, False, []),  # Calvin is another actor's memory
+        ("what does the tattoo symbolize?", 0.4, False, []),  # no name at all
+    ],
+)
+def test_a_message_naming_what_memory_mentions_opens_a_borderline_gate(
+    named_store, message, gate, opens, names
+):
+    policy = RecallPolicy(named_store, decider=Scripted(gate=gate), namespaces=NS, gate_named_threshold=0.3)
+    recall = policy.recall(message, actor_id="u")
+    assert recall.trace.gate_open is opens
+    assert recall.trace.names_in_store == names
+    assert bool(recall.records) is opens
+    if opens:
+        assert any("memory mentions gina" in n for n in recall.trace.notes)
+
+
+def test_the_store_aware_gate_is_off_where_it_was_never_measured(named_store):
+    policy = RecallPolicy(named_store, decider=Scripted(gate=0.4), namespaces=NS)
+    assert "gate_named" not in policy.thresholds  # no shipped or fitted value for "scripted"
+    assert policy.recall("What does Gina's tattoo symbolize?", actor_id="u").trace.gate_open is False
+    assert recallgate.RecallPolicy(named_store, namespaces=NS).thresholds["gate_named"] < 0.5  # embedded
+
+
+def test_a_store_without_mentions_keeps_the_message_only_gate(named_store):
+    class NoMentions:
+        local = True
+
+        def __init__(self, inner):
+            self.inner, self.embedder = inner, inner.embedder
+
+        def search(self, *args, **kwargs):
+            return self.inner.search(*args, **kwargs)
+
+    policy = RecallPolicy(
+        NoMentions(named_store), decider=Scripted(gate=0.4), namespaces=NS, gate_named_threshold=0.3
+    )
+    assert policy.recall("What does Gina's tattoo symbolize?", actor_id="u").trace.gate_open is False

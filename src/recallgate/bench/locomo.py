@@ -235,6 +235,8 @@ def run_locomo(
     if on_start:
         on_start(sum(len(c.questions) for c in conversations))
     stock, gated = _Arm(), _Arm()
+    heldout_rows = _heldout_rows()
+    in_store: dict[bool, list[float]] = {True: [], False: []}  # label -> gate opened, per store
     for conv in conversations:
         store, namespaces = build_store(conv, embedder, layout)
         stock_policy = RecallPolicy(store, decider=None, namespaces=list(namespaces), top_k=top_k)
@@ -265,8 +267,17 @@ def run_locomo(
                     _judge_ranking(arm, recall.trace.candidates, relevant)
             if progress:
                 progress(1)
+        if decider is not None:
+            # The held-out messages against this conversation's memory: the store-aware gate
+            # opens on names the memory mentions, so closing must hold with a store too.
+            for row in heldout_rows:
+                recall = gated_policy.recall(row["text"], actor_id=conv.actor_id)
+                in_store[bool(row["label"])].append(1.0 if recall.trace.gate_open else 0.0)
         store.close()
     heldout = heldout_gate_rates(decider, embedder)
+    if decider is not None:
+        heldout["non_memory_closed_rate_with_store"] = round(1.0 - _mean(in_store[False]), 4)
+        heldout["memory_open_rate_with_store"] = round(_mean(in_store[True]), 4)
     return {
         "split": split,
         "conversations": len(conversations),
@@ -299,22 +310,28 @@ def _judge_ranking(arm: _Arm, candidates: Sequence[Any], relevant: set[str]) -> 
         arm.judge_p_at_k.append(sum(1 for _, is_rel in top if is_rel) / k)
 
 
+def _heldout_rows() -> list[dict[str, Any]]:
+    """recallgate's held-out gate utterances (never fitted on)."""
+    from importlib import resources
+
+    text = (
+        resources.files("recallgate.data.heldout").joinpath("gate_labels.jsonl").read_text(encoding="utf-8")
+    )
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def heldout_gate_rates(decider: Decider | None, embedder: Embedder) -> dict[str, Any]:
     """The gate on recallgate's held-out utterances (data/heldout/gate_labels.jsonl).
 
     LoCoMo holds only questions that need memory; these show the other side: how often the
     same gate stays closed on greetings, thanks, arithmetic, definitions and general knowledge.
     """
-    from importlib import resources
 
     from ..deciders import ask
     from ..errors import DeciderError
     from ..policy.wording import GATE, gate_question
 
-    text = (
-        resources.files("recallgate.data.heldout").joinpath("gate_labels.jsonl").read_text(encoding="utf-8")
-    )
-    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    rows = _heldout_rows()
     if decider is None:
         return {"n": len(rows), "non_memory_closed_rate": 0.0, "memory_open_rate": 1.0}
     threshold = RecallPolicy(

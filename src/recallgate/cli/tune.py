@@ -61,6 +61,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(validator, "judge")
     validator.set_defaults(func=run_validator)
 
+    named = subparsers.add_parser(
+        "named-gate",
+        help="fit the store-aware gate on LoCoMo's dev split",
+        description="Fit how far below its threshold the gate may open when the message names "
+        "something the actor's memory mentions: LoCoMo dev questions against their conversations' "
+        "stores, non-memory messages against every store; chosen by balanced accuracy.",
+    )
+    named.add_argument("--locomo", required=True, metavar="DIR", help="LoCoMo data directory")
+    named.add_argument("--split", default="dev", help="the split to fit on (dev only; test is for reporting)")
+    named.add_argument(
+        "--negatives",
+        metavar="FILE.jsonl",
+        help="gate labels whose false rows are the non-memory messages (default: the shipped bank)",
+    )
+    add_decider(named)
+    add_json(named)
+    named.add_argument(
+        "--write-config", metavar="PATH", help="save the fitted threshold for this decider into PATH (merged)"
+    )
+    named.set_defaults(func=run_named_gate)
+
 
 def _common(parser: argparse.ArgumentParser, role: Role) -> None:
     parser.add_argument(
@@ -141,6 +162,77 @@ def run_validator(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     return _finish(args, result)
+
+
+def run_named_gate(args: argparse.Namespace) -> int:
+    from ..tuning.named_gate import fit_named_gate, load_negatives
+
+    if args.split != "dev":
+        raise UsageError(f"--split {args.split}: the store-aware gate is fitted on dev only")
+    if args.write_config:
+        if Path(args.write_config).is_dir():
+            raise UsageError(f"--write-config {args.write_config}: is a directory, expected a file path")
+        if Path(args.write_config).exists():
+            read_config(args.write_config)
+    load_negatives(args.negatives)  # a bad file stops us before the models load
+    decider = decider_from_args(args)
+    if decider is None:
+        raise UsageError("tuning needs a decider; 'none' is the ungated stock behaviour")
+    bar = _progress(args, 5, "conversation")
+    try:
+        fit = fit_named_gate(
+            args.locomo,
+            decider,
+            split=args.split,
+            negatives_path=args.negatives,
+            progress=bar.update if bar else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    note = ""
+    if args.write_config:
+        data = f"LoCoMo {args.split} + {fit.negatives_source}"
+        write_config(args.write_config, fit.backend, {"gate_named": fit.fitted(data)})
+        note = f"config: {args.write_config} ({fit.backend}: gate_named = {fit.named_threshold:g})"
+    if args.json:
+        emit_json(fit.as_dict())
+        if note:
+            sys.stderr.write(note + "\n")
+        return 0
+    print(
+        f"tune named-gate: {fit.backend} on LoCoMo {fit.split} ({fit.positives} questions) and "
+        f"{fit.negatives_source} ({fit.negatives} non-memory message x store pairs)"
+    )
+    print(
+        table(
+            [
+                ("opens on memory questions", fit.open_rate["message_only"], fit.open_rate["with_store"]),
+                (
+                    "closes on non-memory messages",
+                    fit.non_memory_closed_rate["message_only"],
+                    fit.non_memory_closed_rate["with_store"],
+                ),
+                (
+                    "balanced accuracy",
+                    fit.balanced_accuracy["message_only"],
+                    fit.balanced_accuracy["with_store"],
+                ),
+            ],
+            [
+                "",
+                f"message only (t {fit.gate_threshold:g})",
+                f"+ names in memory (t {fit.named_threshold:g})",
+            ],
+        )
+    )
+    print(
+        f"name-like words found in memory: {fit.positives_named:.1%} of questions, "
+        f"{fit.negatives_named:.1%} of non-memory pairs"
+    )
+    if note:
+        print(note)
+    return 0
 
 
 def _fitted(result: TuneResult) -> dict[str, FittedThreshold]:

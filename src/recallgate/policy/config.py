@@ -54,7 +54,12 @@ ConfigPath: TypeAlias = str | os.PathLike[str]
 CONFIG_ENV = "RECALLGATE_CONFIG"
 CONFIG_FORMAT = "recallgate-thresholds/1"
 #: question roles a threshold can belong to, and the RecallPolicy argument each one sets
-ROLES = {"gate": "gate_threshold", "judge": "judge_threshold", "judge_relative": "relative_delta"}
+ROLES = {
+    "gate": "gate_threshold",
+    "judge": "judge_threshold",
+    "judge_relative": "relative_delta",
+    "gate_named": "gate_named_threshold",
+}
 
 
 @dataclass(frozen=True)

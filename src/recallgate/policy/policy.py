@@ -19,12 +19,14 @@ import numpy as np
 from ..deciders import Decider, DecisionHints, default_decider, default_threshold
 from ..deciders import ask as ask_decider
 from ..deciders.questions import ChoiceAnswer, Question
+from ..deciders.thresholds import DEFAULT_THRESHOLDS
 from ..errors import DeciderError, DeciderTimeout, UsageError
 from ..records import MemoryRecord, SearchHit, render_text, resolve_namespace
 from ..stores.base import MemoryStore
 from .breaker import CircuitBreaker
 from .config import ROLES, ConfigPath, config_from_env, read_config
 from .log import DecisionLog, open_log
+from .names import name_terms
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, Trace
@@ -106,6 +108,7 @@ class RecallPolicy:
         top_k: int = 10,
         relevance_score: float = 0.2,
         gate_threshold: float | None = None,
+        gate_named_threshold: float | None = None,
         judge_threshold: float | None = None,
         relative_delta: float | None = None,
         keep: KeepRule = "both",
@@ -174,6 +177,20 @@ class RecallPolicy:
             self.threshold_sources[role] = "default"
             if not default.measured:
                 self.stats.unmeasured_thresholds.append(f"{backend}:{role}")
+        # The store-aware gate (a lower gate threshold when the message names something the
+        # actor's memory mentions) is on only where it was measured: given, fitted or shipped.
+        if gate_named_threshold is not None:
+            self.thresholds["gate_named"] = float(gate_named_threshold)
+            self.threshold_sources["gate_named"] = "argument"
+        elif backend is not None:
+            fitted = config.get(backend, "gate_named") if config is not None else None
+            shipped = DEFAULT_THRESHOLDS.get(backend, {}).get("gate_named")
+            if fitted is not None:
+                self.thresholds["gate_named"] = fitted.value
+                self.threshold_sources["gate_named"] = f"config {config.path if config else ''}"
+            elif shipped is not None and shipped.measured:
+                self.thresholds["gate_named"] = shipped.value
+                self.threshold_sources["gate_named"] = "default"
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._async_pool: ThreadPoolExecutor | None = None
@@ -385,7 +402,9 @@ class RecallPolicy:
             gate_p = answers[GATE]
             assert isinstance(gate_p, float)
             trace.gate_p = gate_p
-            trace.gate_open = gate_p >= trace.gate_threshold
+            trace.gate_open = gate_p >= trace.gate_threshold or self._named_in_store(
+                text, gate_p, namespaces, actor_id, trace
+            )
             route = answers.get(ROUTE)
             if isinstance(route, ChoiceAnswer):
                 namespaces = self._route(route, namespaces, actor_id, trace)
@@ -429,6 +448,38 @@ class RecallPolicy:
         return self._pack(kept, trace)
 
     # ---- stages ---------------------------------------------------------------------------
+    def _named_in_store(
+        self, text: str, gate_p: float, namespaces: list[str], actor_id: str, trace: Trace
+    ) -> bool:
+        """The store-aware gate: open below the gate threshold, down to ``gate_named``, when the
+        message names something (a person, place, thing) that this actor's memory mentions."""
+        named = self.thresholds.get("gate_named")
+        mentions = getattr(self.store, "mentions", None)
+        if named is None or gate_p < named or mentions is None:
+            return False
+        terms = name_terms(text)
+        if not terms:
+            return False
+        started = time.perf_counter()
+        found: set[str] = set()
+        try:
+            for namespace in namespaces:
+                found |= mentions(namespace, terms, actor_id=actor_id)
+        except Exception as exc:  # no signal: the gate stays as the decider left it
+            self.stats.error("store", error_kind(exc))
+            trace.errors.append(f"store mentions: {type(exc).__name__}: {exc}")
+            return False
+        finally:
+            trace.timings_ms["names"] = _ms(started)
+        if not found:
+            return False
+        trace.names_in_store = [t for t in terms if t in found]
+        trace.notes.append(
+            f"gate opened: the memory mentions {', '.join(trace.names_in_store)} "
+            f"(p {gate_p:.2f} >= {named:.3g})"
+        )
+        return True
+
     def _state(self, text: str, trace: Trace) -> str:
         if len(text) > self.max_state_chars:
             trace.notes.append(

@@ -31,6 +31,8 @@ class Trace:
     gate_p: float | None = None
     gate_threshold: float | None = None
     gate_open: bool | None = None
+    #: name-like words of the message that the actor's memory mentions (the store-aware gate)
+    names_in_store: list[str] = field(default_factory=list)
     route: dict[str, float] | None = None
     namespaces_searched: list[str] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)

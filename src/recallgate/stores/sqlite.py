@@ -434,6 +434,21 @@ class SQLiteStore:
         position = matrix.position
         return {position[i]: float(score) for i, score in rows if i in position}
 
+    def mentions(self, namespace: str, terms: Sequence[str], *, actor_id: str | None = None) -> set[str]:
+        """Which of ``terms`` (single words) occur in some record of ``namespace`` (full-text
+        index, stemmed as the hybrid search stems): one indexed look-up each, no vectors read."""
+        found: set[str] = set()
+        sql = (
+            "SELECT 1 FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+            "WHERE records_fts MATCH ? AND r.namespace = ?" + (" AND r.actor_id = ?" if actor_id else "")
+        )
+        with self._lock:
+            for term in dict.fromkeys(terms):
+                args = ['"' + term.replace('"', '""') + '"', namespace] + ([actor_id] if actor_id else [])
+                if self._conn.execute(sql + " LIMIT 1", args).fetchone() is not None:
+                    found.add(term)
+        return found
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()

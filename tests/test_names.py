@@ -1,0 +1,30 @@
+"""Name-like words: what the store-aware gate looks up in memory."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recallgate.policy.names import name_terms
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("What does Gina's tattoo symbolize?", ["gina"]),
+        ("When did Caroline go to the LGBTQ support group?", ["caroline", "lgbtq"]),
+        ("Which part of Tokyo is Tokyo's Times Square?", ["tokyo", "times", "square"]),
+        ("What is the capital of Peru?", ["peru"]),
+        ("Who is the author of 1984?", []),
+        ("Hello! I'm fine. Thanks, OK?", []),
+        ("What did I say on Monday?", []),
+        ("Gina likes tea", []),  # a sentence's first word is capitalised anyway
+    ],
+)
+def test_name_terms(text, names):
+    assert name_terms(text) == names
+
+
+@given(st.text())
+def test_name_terms_never_fails_and_is_bounded(text):
+    terms = name_terms(text)
+    assert len(terms) <= 8 and all(t == t.lower() and len(t) > 1 for t in terms)
