@@ -302,3 +302,38 @@ def test_a_store_without_mentions_keeps_the_message_only_gate(named_store):
         NoMentions(named_store), decider=Scripted(gate=0.4), namespaces=NS, gate_named_threshold=0.3
     )
     assert policy.recall("What does Gina's tattoo symbolize?", actor_id="u").trace.gate_open is False
+
+
+def test_a_hung_remote_mentions_look_up_is_cut_by_the_store_deadline(named_store):
+    import threading
+    import time
+
+    release = threading.Event()
+
+    class SlowRemote:
+        local = False
+
+        def __init__(self, inner):
+            self.inner, self.embedder = inner, inner.embedder
+
+        def search(self, *args, **kwargs):
+            return self.inner.search(*args, **kwargs)
+
+        def mentions(self, *args, **kwargs):
+            release.wait(10)
+            return {"gina"}
+
+    policy = RecallPolicy(
+        SlowRemote(named_store),
+        decider=Scripted(gate=0.4),
+        namespaces=NS,
+        gate_named_threshold=0.3,
+        store_timeout_s=0.3,
+    )
+    started = time.perf_counter()
+    recall = policy.recall("What does Gina's tattoo symbolize?", actor_id="u")
+    release.set()
+    assert time.perf_counter() - started < 3.0
+    assert recall.trace.gate_open is False
+    assert policy.stats.errors_by_kind == {"store:timeout": 1}
+    policy.close()

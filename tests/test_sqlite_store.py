@@ -56,17 +56,3 @@ def test_in_memory_url(hashing):
     s = open_store("sqlite://:memory:", embedder=hashing)
     s.add_records([R(actor_id="a", namespace="/n", text="x")])
     assert len(s.search("/n", "x", 3)) == 1
-
-
-def test_mentions_finds_words_in_one_namespace_and_actor(store):
-    from recallgate import MemoryRecord
-
-    store.add_records(
-        [
-            MemoryRecord(actor_id="a", namespace="/f/a", text="Gina got a tattoo in Tokyo."),
-            MemoryRecord(actor_id="b", namespace="/f/b", text="Calvin plays guitar."),
-        ]
-    )
-    assert store.mentions("/f/a", ["gina", "tokyo", "calvin", "tattoos"]) == {"gina", "tokyo", "tattoos"}
-    assert store.mentions("/f/a", ["gina"], actor_id="b") == set()
-    assert store.mentions("/f/a", ['gi"na', "NEAR", "*"]) == set()  # quoted: never FTS syntax

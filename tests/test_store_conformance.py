@@ -261,3 +261,17 @@ def test_concurrent_writers_on_one_actor_lose_nothing(location):
     assert expected <= set(texts)
     assert len(texts) == len(expected) + 1  # plus the one "shared" record
     assert workers[1].count_records() == len(expected) + 1
+
+
+def test_mentions_finds_words_in_one_namespace_and_actor(store):
+    """The store-aware gate's look-up: stemmed like the hybrid search, quoted, never FTS syntax."""
+    store.add_records(
+        [
+            MemoryRecord(actor_id="a", namespace="/f/a", text="Gina got a tattoo in Tokyo."),
+            MemoryRecord(actor_id="b", namespace="/f/b", text="Calvin plays guitar."),
+        ]
+    )
+    assert store.mentions("/f/a", ["gina", "tokyo", "calvin", "tattoos"]) == {"gina", "tokyo", "tattoos"}
+    assert store.mentions("/f/a", ["gina"], actor_id="b") == set()
+    assert store.mentions("/f/a", ['gi"na', "or", "*", "!"]) == set()
+    assert store.mentions("/f/a", []) == set()

@@ -460,12 +460,32 @@ class RecallPolicy:
         terms = name_terms(text)
         if not terms:
             return False
-        started = time.perf_counter()
-        found: set[str] = set()
-        try:
+        local = getattr(self.store, "local", False)
+        if not local and not self.store_breaker.allow():
+            trace.notes.append("store circuit open: names not looked up")
+            return False
+
+        def look_up() -> set[str]:
+            found: set[str] = set()
             for namespace in namespaces:
                 found |= mentions(namespace, terms, actor_id=actor_id)
+            return found
+
+        started = time.perf_counter()
+        try:
+            if local:
+                found = look_up()
+            else:  # a remote store answers under the same deadline and breaker as its searches
+                future = self._executor().submit(look_up)
+                try:
+                    found = future.result(timeout=self.store_timeout_s)
+                except FutureTimeout:
+                    future.cancel()
+                    raise TimeoutError(f"no answer within {self.store_timeout_s} s") from None
+                self.store_breaker.success()
         except Exception as exc:  # no signal: the gate stays as the decider left it
+            if not local:
+                self.store_breaker.failure()
             self.stats.error("store", error_kind(exc))
             trace.errors.append(f"store mentions: {type(exc).__name__}: {exc}")
             return False

@@ -928,6 +928,22 @@ class PostgresStore:
         with self._conn("full-text search") as conn, conn.cursor(binary=True) as cur:
             return cur.execute(query, args).fetchall()
 
+    def mentions(self, namespace: str, terms: Sequence[str], *, actor_id: str | None = None) -> set[str]:
+        """Which of ``terms`` (single words) occur in some record of ``namespace``: one
+        statement, an indexed full-text probe per term, no vectors read."""
+        if not terms:
+            return set()
+        where = "r.namespace = %(namespace)s" + (
+            " AND r.actor_id = %(actor)s" if actor_id is not None else ""
+        )
+        query = (
+            "SELECT t FROM unnest(%(terms)s::text[]) AS t WHERE EXISTS (SELECT 1 FROM records r "
+            f"WHERE {where} AND r.fts @@ plainto_tsquery('english', t))"
+        )
+        args = {"namespace": namespace, "actor": actor_id, "terms": list(dict.fromkeys(terms))}
+        with self._conn("mentions") as conn:
+            return {row[0] for row in conn.execute(query, args).fetchall()}
+
     def explain(
         self, namespace: str, query: Query, top_k: int = 10, *, plan: SearchPlan | None = None
     ) -> str:
