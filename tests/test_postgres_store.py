@@ -68,10 +68,17 @@ def test_migrations_are_recorded_once_and_reopening_changes_nothing(pg_url, sche
             row[0]
             for row in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,))
         }
-        dim = conn.execute(
-            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-            "WHERE attrelid = %s::regclass AND attname = 'embedding'",
-            (f'"{schema}".records',),
+        dim, half = (
+            conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = %s::regclass AND attname = %s",
+                (f'"{schema}".records', column),
+            ).fetchone()[0]
+            for column in ("embedding", "embedding_half")
+        )
+        namespace_index = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = 'records_namespace_actor'",
+            (schema,),
         ).fetchone()[0]
     assert {
         "records_actor_namespace",
@@ -80,18 +87,37 @@ def test_migrations_are_recorded_once_and_reopening_changes_nothing(pg_url, sche
         "records_fts",
         "events_actor_session",
     } <= indexes
-    assert dim.endswith("vector(32)")
+    assert dim.endswith("vector(32)") and half.endswith("halfvec(32)")
+    assert namespace_index.endswith("INCLUDE (id, embedding_half)")
 
 
-def test_an_older_schema_is_upgraded_in_place(pg_url, schema, monkeypatch):
+@pytest.mark.parametrize("old_version", [1, 2])
+def test_an_older_schema_is_upgraded_in_place(pg_url, schema, monkeypatch, old_version):
+    corpus = SyntheticCorpus(1200, 3, dimension=48, seed=4)
     with monkeypatch.context() as patch:
-        patch.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:1])
-        with _open(pg_url, schema) as old:
-            (record,) = old.add_records([R(actor_id="a", namespace="/n", text="written by version 1")])
-    assert [v for v, _ in _versions(pg_url, schema)] == [1]
-    with _open(pg_url, schema) as store:
+        patch.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:old_version])
+        with _open(pg_url, schema, 48) as old:
+            _load(old, corpus)
+            (record,) = old.add_records([R(actor_id="a", namespace="/n", text="written before")])
+    assert [v for v, _ in _versions(pg_url, schema)] == list(range(1, old_version + 1))
+    with _open(pg_url, schema, 48) as store:
         assert [v for v, _ in _versions(pg_url, schema)] == [m.version for m in postgres.MIGRATIONS]
         assert [h.record.id for h in store.search("/n", record.embedding, 5)] == [record.id]
+        for ns, query in corpus.queries(10):
+            hits = store.search(corpus.namespace(ns), query, 10, plan="exact")
+            assert {h.record.id for h in hits} == set(corpus.exact_top(ns, query, 10))
+        # The rows written before carry their half-precision copy, the exact scan reads it from
+        # the rebuilt namespace index alone, and the upgrade vacuumed the rewritten table.
+        plan = store.explain(corpus.namespace(0), corpus.vectors[0], plan="exact")
+        assert "Index Only Scan using records_namespace_actor" in plan and "Heap Fetches: 0" in plan
+        with _admin(pg_url) as conn:
+            assert (
+                conn.execute(
+                    f'SELECT count(*) FROM "{schema}".records WHERE embedding_half IS NULL '
+                    "OR embedding::halfvec <> embedding_half"
+                ).fetchone()[0]
+                == 0
+            )
 
 
 def test_workers_starting_together_migrate_exactly_once(pg_url, schema):
@@ -174,6 +200,7 @@ def test_both_plans_find_the_exact_top_10(pg_url, schema):
     with _open(pg_url, schema, 48) as store:
         _load(store, corpus)
         recalls: dict[str, list[float]] = {"exact": [], "hnsw": []}
+        by_id = {corpus.record_id(i): i for i in range(corpus.n)}
         for ns, query in corpus.queries(40):
             truth = corpus.exact_top(ns, query, 10)
             for plan in ("exact", "hnsw"):
@@ -181,11 +208,36 @@ def test_both_plans_find_the_exact_top_10(pg_url, schema):
                 assert len(hits) == 10
                 assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
                 recalls[plan].append(len({h.record.id for h in hits} & set(truth)) / 10)
+                # Scores (and so the order) come from full-precision distances, not the
+                # half-precision ones the exact scan ranks its candidates by.
+                cosines = np.array([corpus.vectors[by_id[h.record.id]] @ query for h in hits])
+                assert np.allclose([h.score for h in hits], (1 + cosines) / 2, atol=1e-5)
             by_actor = store.search(corpus.namespace(ns), query, 10, actor_id=corpus.actor(ns), plan="hnsw")
             assert [h.record.id for h in by_actor] == [h.record.id for h in hits]
             assert store.search(corpus.namespace(ns), query, 10, actor_id="nobody", plan="hnsw") == []
         assert np.mean(recalls["exact"]) == 1.0
         assert np.mean(recalls["hnsw"]) >= 0.97
+
+
+def test_the_widest_covered_vectors_fit_the_namespace_index(pg_url, schema):
+    # The namespace B-tree carries half-precision vectors up to COVERING_MAX_DIMENSION
+    # dimensions; a B-tree entry holds at most ~2,700 bytes, keys included.
+    dimension = postgres.COVERING_MAX_DIMENSION
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((60, dimension)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    namespace, actor = "/" + "n" * 99, "a" * 100
+    records = [
+        R(actor_id=actor, namespace=namespace, text=f"wide {i}", embedding=vectors[i]) for i in range(60)
+    ]
+    with _open(pg_url, schema, dimension) as store:
+        store.add_records(records)
+        hits = store.search(namespace, vectors[7], 5, plan="exact")
+        assert hits[0].record.id == records[7].id
+        assert [h.record.id for h in hits[1:]] == [
+            records[i].id for i in np.argsort(-(vectors @ vectors[7]), kind="stable")[1:5]
+        ]
+        assert "Index Only Scan using records_namespace_actor" in store.explain(namespace, vectors[7])
 
 
 def test_naive_filtered_hnsw_is_the_trap_the_store_avoids(pg_url, schema):

@@ -11,9 +11,10 @@ otherwise, so several embedders or tenants can share one database):
   apply each migration exactly once and the second one just sees it done.
 - ``meta``: the embedder name and dimension the vectors were made with.
 - ``records``: one row per memory, ``embedding vector(dim)`` with an HNSW index (cosine),
-  a B-tree on ``(actor_id, namespace)`` (an actor's records and namespaces), a B-tree on
-  ``(namespace, actor_id, seq)`` that also carries each row's id and vector (up to
-  :data:`COVERING_MAX_DIMENSION` dimensions) for exact search, and a generated English
+  a generated half-precision copy ``embedding_half halfvec(dim)``, a B-tree on
+  ``(actor_id, namespace)`` (an actor's records and namespaces), a B-tree on
+  ``(namespace, actor_id, seq)`` that also carries each row's id and half-precision vector
+  (up to :data:`COVERING_MAX_DIMENSION` dimensions) for exact search, and a generated English
   ``tsvector`` with a GIN index for hybrid search.
 - ``events``: conversation messages.
 
@@ -23,7 +24,11 @@ almost all of them (``tests/test_postgres_store.py`` shows it). So the plan is c
 namespace's size:
 
 - up to :data:`EXACT_SCAN_LIMIT` records, an **exact** scan: every distance in the namespace,
-  read from the namespace B-tree alone (an index-only scan), recall 1 by construction;
+  computed on the half-precision vectors read from the namespace B-tree alone (an index-only
+  scan, half the bytes of full vectors), then the best :data:`EXACT_OVERFETCH` x ``top_k``
+  re-sorted by their full-precision distance, so the top ``top_k`` are the exact ones unless
+  a true neighbour falls behind that many others by rounding (none did in the tests and
+  benchmarks; recall@10 1.000);
 - above it, the **HNSW** index with pgvector's iterative scans, which keep walking the graph
   until enough rows pass the filter, where that finds the right rows: for a namespace holding
   at least :data:`HNSW_MIN_SHARE` of the table, or one too large to scan
@@ -65,6 +70,7 @@ from .base import Query, SearchMode, embed_missing, keyword_terms, rrf_fuse, whe
 
 __all__ = [
     "DEFAULT_SCHEMA",
+    "EXACT_OVERFETCH",
     "EXACT_SCAN_LIMIT",
     "EXACT_SCAN_MAX",
     "HNSW_EF_SEARCH",
@@ -94,6 +100,9 @@ HNSW_EF_SEARCH = 200
 HNSW_ITERATIVE_SCAN: IterativeScan = "relaxed_order"
 #: Rows the HNSW scan hands back per requested hit before they are re-sorted exactly.
 HNSW_OVERFETCH = 4
+#: Rows the exact scan (ranked by half-precision distance) hands back per requested hit before
+#: they are re-sorted by full-precision distance.
+EXACT_OVERFETCH = 4
 #: Upper bound on rows an iterative scan visits before giving up.
 HNSW_MAX_SCAN_TUPLES = 200_000
 #: Memory an iterative scan may use, in multiples of work_mem (each visited 384-d vector costs
@@ -108,9 +117,13 @@ _OWN_PARAMETERS = ("schema",)
 
 # ---- migrations --------------------------------------------------------------------------
 
-#: Largest vector whose values fit in a B-tree entry next to the key (a B-tree tuple may hold at
-#: most ~2,700 bytes): up to this many dimensions the namespace B-tree carries the vectors too.
-COVERING_MAX_DIMENSION = 600
+#: Largest half-precision vector (2 bytes a dimension) that fits in a B-tree entry next to the
+#: key (a B-tree tuple may hold at most ~2,700 bytes): up to this many dimensions the namespace
+#: B-tree carries the vectors too.
+COVERING_MAX_DIMENSION = 1200
+#: The same limit for the full-precision vectors (4 bytes a dimension) that schema version 1's
+#: namespace B-tree carried.
+_V1_COVERING_MAX_DIMENSION = 600
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,7 @@ class SchemaContext:
         return sql.SQL(statement).format(
             schema=self.schema,
             vector=sql.Identifier(self.vector_schema, "vector"),
+            halfvec=sql.Identifier(self.vector_schema, "halfvec"),
             vector_schema=sql.Identifier(self.vector_schema),
             dim=sql.Literal(self.dimension),
             vector_cosine_ops=sql.SQL("{}.vector_cosine_ops").format(sql.Identifier(self.vector_schema)),
@@ -134,8 +148,16 @@ class SchemaContext:
 def _namespace_index(ctx: SchemaContext) -> str:
     # Exact search reads one namespace's vectors. With the vectors inside the B-tree entries
     # (INCLUDE), that is an index-only scan over a few contiguous pages instead of one heap
-    # page per record: 3x faster at 1,000 records per namespace (see BENCHMARKS.md).
-    include = " INCLUDE (id, embedding)" if ctx.dimension <= COVERING_MAX_DIMENSION else ""
+    # page per record: 3x faster at 1,000 records per namespace (see BENCHMARKS.md). The
+    # half-precision copy halves the pages read (10,000 384-d records: ~1,250 8 kB pages
+    # instead of ~2,500).
+    include = " INCLUDE (id, embedding_half)" if ctx.dimension <= COVERING_MAX_DIMENSION else ""
+    return "CREATE INDEX records_namespace_actor ON {schema}.records (namespace, actor_id, seq)" + include
+
+
+def _namespace_index_v1(ctx: SchemaContext) -> str:
+    """Schema version 1's namespace index (full-precision vectors), replaced by version 3."""
+    include = " INCLUDE (id, embedding)" if ctx.dimension <= _V1_COVERING_MAX_DIMENSION else ""
     return "CREATE INDEX records_namespace_actor ON {schema}.records (namespace, actor_id, seq)" + include
 
 
@@ -149,7 +171,7 @@ def _function_name(plan: SearchPlan, by_actor: bool) -> str:
     return f"nearest_{plan}" + ("_by_actor" if by_actor else "")
 
 
-def _search_function(plan: SearchPlan, by_actor: bool) -> str:
+def _search_function(plan: SearchPlan, by_actor: bool, *, half: bool = True) -> str:
     """``CREATE FUNCTION`` for one plan's search: (namespace[, actor], query, limit) -> ids.
 
     The planner's cost model does not know what the store knows about a namespace, so each plan
@@ -160,10 +182,23 @@ def _search_function(plan: SearchPlan, by_actor: bool) -> str:
     statement, with no BEGIN / SET LOCAL / COMMIT per search (0.4 ms each, measured). With and
     without an actor are separate functions so that neither evaluates an ``actor IS NULL OR``
     test on every row of a large namespace.
+
+    The exact plan ranks by the half-precision copy (``half``; schema version 2's function
+    ranked by the full vectors) and its caller re-sorts what it returns by full precision.
     """
     where = "r.namespace = p_namespace" + (" AND r.actor_id = p_actor" if by_actor else "")
     actor = " p_actor text," if by_actor else ""
-    if plan == "exact":
+    replace = ""
+    if plan == "exact" and half:
+        settings = "SET enable_seqscan = off SET enable_bitmapscan = off"
+        replace = "OR REPLACE "
+        # The query's half-precision copy is made once (an InitPlan), not once per row. No
+        # index orders by embedding_half, so this is a plain filtered scan and a top-N sort.
+        body = (
+            "SELECT r.id, r.seq, r.embedding_half <=> (SELECT p_query::{halfvec}) AS distance "
+            f"FROM records r WHERE {where} ORDER BY 3, 2 LIMIT p_limit"
+        )
+    elif plan == "exact":
         settings = "SET enable_seqscan = off SET enable_bitmapscan = off"
         # OFFSET 0 keeps the scan a plain filtered scan (the HNSW index serves only an ORDER BY
         # on the distance): every distance in the namespace, read from the namespace B-tree.
@@ -179,7 +214,7 @@ def _search_function(plan: SearchPlan, by_actor: bool) -> str:
             f"WHERE {where} ORDER BY r.embedding <=> p_query LIMIT p_limit"
         )
     return (
-        f"CREATE FUNCTION {{schema}}.{_function_name(plan, by_actor)}(p_namespace text,{actor} "
+        f"CREATE {replace}FUNCTION {{schema}}.{_function_name(plan, by_actor)}(p_namespace text,{actor} "
         "p_query {vector}, p_limit integer) "
         "RETURNS TABLE (id text, seq bigint, distance double precision) LANGUAGE sql STABLE "
         f"SET search_path = {{schema}}, {{vector_schema}} {settings} AS $body$ {body} $body$"
@@ -193,6 +228,9 @@ class Migration:
     version: int
     description: str
     statements: tuple[str | Callable[[SchemaContext], str], ...]
+    #: VACUUM the records table afterwards: a rewritten table's pages are not marked
+    #: all-visible, so index-only scans would visit the heap until autovacuum came by.
+    vacuum: bool = False
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -215,7 +253,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                 fts tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, rendered)) STORED
             )""",
             "CREATE INDEX records_actor_namespace ON {schema}.records (actor_id, namespace)",
-            _namespace_index,
+            _namespace_index_v1,
             HNSW_INDEX,
             "CREATE INDEX records_fts ON {schema}.records USING gin (fts)",
             """CREATE TABLE {schema}.events (
@@ -235,11 +273,32 @@ MIGRATIONS: tuple[Migration, ...] = (
         2,
         "search functions that carry their planner settings; autovacuum after 2% new rows",
         (
-            *(_search_function(plan, by_actor) for plan in ("exact", "hnsw") for by_actor in (False, True)),
+            *(
+                _search_function(plan, by_actor, half=False)
+                for plan in ("exact", "hnsw")
+                for by_actor in (False, True)
+            ),
             # Index-only scans skip the heap only on pages VACUUM has marked all-visible; vacuum
             # an insert-mostly table sooner than the default (20% new rows) so they stay so.
             "ALTER TABLE {schema}.records SET (autovacuum_vacuum_insert_scale_factor = 0.02)",
         ),
+    ),
+    Migration(
+        3,
+        "a half-precision copy of each vector, carried by the namespace index for exact search",
+        (
+            # Rewrites the table (holding its lock) on an existing schema. STORAGE MAIN keeps
+            # the full vector in the row, where re-sorting and returning hits read it, and
+            # sends the half copy (only read when an index is built) out of line instead: the
+            # two together outgrow PostgreSQL's ~2 kB row target at 384 dimensions.
+            "ALTER TABLE {schema}.records ALTER COLUMN embedding SET STORAGE MAIN, "
+            "ADD COLUMN embedding_half {halfvec}({dim}) "
+            "GENERATED ALWAYS AS (embedding::{halfvec}({dim})) STORED",
+            "DROP INDEX {schema}.records_namespace_actor",
+            _namespace_index,
+            *(_search_function("exact", by_actor) for by_actor in (False, True)),
+        ),
+        vacuum=True,
     ),
 )
 
@@ -295,8 +354,8 @@ def _quote_ident(name: str) -> str:
 
 _TABLE_SIZE_KEY = "\x00table"  # the size cache's entry for the whole table (no namespace has a NUL)
 _RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_at, r.metadata, r.embedding"
-# A dense hit: the record and its cosine similarity to the query.
-_HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - c.distance AS cosine"
+# A dense hit: the record and its (full-precision) cosine similarity to the query.
+_HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - (r.embedding <=> %(query)s) AS cosine"
 
 
 class PostgresStore:
@@ -428,6 +487,7 @@ class PostgresStore:
     def _migrate(self, conn: psycopg.Connection[TupleRow]) -> None:
         """Create or upgrade the schema, once, even when several workers start together."""
         schema = sql.Identifier(self.schema)
+        vacuum = False
         try:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_advisory_key(self.schema),))
@@ -460,7 +520,10 @@ class PostgresStore:
                         ).format(schema),
                         (migration.version, migration.description),
                     )
+                    vacuum = vacuum or (migration.vacuum and bool(applied))
                 self._check_meta(conn)
+            if vacuum:  # outside the transaction (VACUUM cannot run inside one)
+                conn.execute(sql.SQL("VACUUM (ANALYZE) {}.records").format(schema))
         except (StoreError, UsageError):
             raise
         except psycopg.errors.InsufficientPrivilege as exc:
@@ -883,9 +946,10 @@ class PostgresStore:
     def _dense_args(
         namespace: str, vector: np.ndarray, limit: int, actor_id: str | None, plan: SearchPlan
     ) -> dict[str, Any]:
-        # The HNSW walk hands back more candidates than asked for, re-sorted exactly below:
-        # relaxed_order may return rows slightly out of order.
-        candidates = limit * HNSW_OVERFETCH if plan == "hnsw" else limit
+        # Both plans hand back more candidates than asked for, re-sorted exactly by _dense_sql:
+        # relaxed_order may return rows slightly out of order, and the exact scan ranks by
+        # half-precision distances.
+        candidates = limit * (HNSW_OVERFETCH if plan == "hnsw" else EXACT_OVERFETCH)
         return {
             "namespace": namespace,
             "actor": actor_id,
@@ -896,11 +960,12 @@ class PostgresStore:
 
     @staticmethod
     def _dense_sql(plan: SearchPlan, by_actor: bool) -> sql.Composed:
-        """A dense search: the plan's function picks ids and distances, then rows are fetched."""
+        """A dense search: the plan's function picks candidate ids, then rows are fetched and
+        ordered by their full-precision distance."""
         actor = "%(actor)s, " if by_actor else ""
         return sql.SQL(
             f"SELECT {_HIT_COLUMNS} FROM {{}}(%(namespace)s, {actor}%(query)s, %(candidates)s) AS c "
-            "JOIN records r ON r.id = c.id ORDER BY c.distance, c.seq LIMIT %(limit)s"
+            "JOIN records r ON r.id = c.id ORDER BY r.embedding <=> %(query)s, c.seq LIMIT %(limit)s"
         ).format(sql.Identifier(_function_name(plan, by_actor)))
 
     def _lexical(
