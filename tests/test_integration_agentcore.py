@@ -438,3 +438,31 @@ def test_policy_and_write_path_over_the_agentcore_store(service, hashing):
     moved = extract_and_store(store, "u2", [Event("u2", "s2", "user", "I moved to Porto.")])
     assert moved.updated == 1
     assert "The user moved to Porto." in [r.text for r in store.list_records("/facts/u2")]
+
+
+async def test_async_store_methods_do_not_block_the_loop(service):
+    import asyncio
+
+    fake = service
+    store = AgentCoreStore(f"agentcore://{MEMORY_ID}?region=us-west-2", boto_session=fake.session())
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    hits, listed = await asyncio.gather(
+        store.asearch("/facts/u1", "dinner", text="dinner"), store.alist_records("/facts/u1")
+    )
+    task.cancel()
+    assert [h.record.text for h in hits] == [
+        h.record.text for h in store.search("/facts/u1", "dinner", text="dinner")
+    ]
+    assert {r.id for r in listed} == {r.id for r in store.list_records("/facts/u1")}
+    assert ticks > 0  # the loop kept running while the calls were in flight
+    fake.failures["RetrieveMemoryRecords"] = "ThrottlingException"
+    with pytest.raises(AgentCoreError):
+        await store.asearch("/facts/u1", "dinner", text="dinner")

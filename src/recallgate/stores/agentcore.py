@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit
-from .base import Query, SearchMode
+from .base import Query, SearchMode, ThreadedAsyncMethods
 
 __all__ = ["AgentCoreError", "AgentCoreStore", "parse_agentcore_url"]
 
@@ -73,8 +73,9 @@ def _error(exc: Exception, operation: str) -> AgentCoreError:
     return AgentCoreError(f"AgentCore {operation} failed: {code}: {message}", code=code, operation=operation)
 
 
-class AgentCoreStore:
-    """Events and long-term records in an AgentCore Memory resource."""
+class AgentCoreStore(ThreadedAsyncMethods):
+    """Events and long-term records in an AgentCore Memory resource (async methods included:
+    ``asearch``, ``aadd_records``, ``acreate_event``, ``alist_records``)."""
 
     local = False
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -18,6 +19,7 @@ __all__ = [
     "MemoryStore",
     "Query",
     "SearchMode",
+    "ThreadedAsyncMethods",
     "embed_missing",
     "keyword_terms",
     "rrf_fuse",
@@ -134,6 +136,24 @@ def where_equal(columns: dict[str, object], placeholder: str) -> tuple[str, list
     if not given:
         return "", []
     return " WHERE " + " AND ".join(f"{name} = {placeholder}" for name in given), list(given.values())
+
+
+class ThreadedAsyncMethods:
+    """``await store.asearch(...)`` and friends for a remote store with a synchronous client
+    (psycopg's pool, boto3): each call runs in a worker thread, so an asyncio agent's event loop
+    never waits on the network. Same arguments, results and errors as the sync methods."""
+
+    async def asearch(self, *args: Any, **kwargs: Any) -> list[SearchHit]:
+        return await asyncio.to_thread(self.search, *args, **kwargs)  # type: ignore[attr-defined]
+
+    async def aadd_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        return await asyncio.to_thread(self.add_records, records)  # type: ignore[attr-defined]
+
+    async def acreate_event(self, event: Event) -> Event:
+        return await asyncio.to_thread(self.create_event, event)  # type: ignore[attr-defined]
+
+    async def alist_records(self, *args: Any, **kwargs: Any) -> list[MemoryRecord]:
+        return await asyncio.to_thread(self.list_records, *args, **kwargs)  # type: ignore[attr-defined]
 
 
 def embed_missing(embedder: Embedder, records: Sequence[MemoryRecord]) -> None:

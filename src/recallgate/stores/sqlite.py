@@ -23,7 +23,16 @@ from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
-from .base import BM25_WEIGHT, Query, SearchMode, embed_missing, keyword_terms, top_k_indices, where_equal
+from .base import (
+    BM25_WEIGHT,
+    Query,
+    SearchMode,
+    ThreadedAsyncMethods,
+    embed_missing,
+    keyword_terms,
+    top_k_indices,
+    where_equal,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -116,7 +125,7 @@ def _check_writable(path: str) -> None:
         raise UsageError(f"cannot create store {path!r}: no permission to write in {str(parent)!r}")
 
 
-class SQLiteStore:
+class SQLiteStore(ThreadedAsyncMethods):
     """The embedded default store (``sqlite:///path`` or ``sqlite://:memory:``)."""
 
     local = True
