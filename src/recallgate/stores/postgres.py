@@ -84,7 +84,7 @@ SearchPlan = Literal["exact", "hnsw"]
 IterativeScan = Literal["strict_order", "relaxed_order"]
 
 DEFAULT_SCHEMA = "recallgate"
-#: Namespaces up to this many records are searched exactly (~12 ms at 10,000; BENCHMARKS.md).
+#: Namespaces up to this many records are searched exactly (7-9 ms at 10,000; BENCHMARKS.md).
 EXACT_SCAN_LIMIT = 10_000
 #: Above this many records a namespace is searched through HNSW whatever its share of the table
 #: (measured: an exact scan of 40,000 384-d vectors took 60 ms, HNSW 10 ms at recall 0.93).
