@@ -275,3 +275,16 @@ def test_mentions_finds_words_in_one_namespace_and_actor(store):
     assert store.mentions("/f/a", ["gina"], actor_id="b") == set()
     assert store.mentions("/f/a", ['gi"na', "or", "*", "!"]) == set()
     assert store.mentions("/f/a", []) == set()
+
+
+async def test_async_methods_match_the_sync_ones(store):
+    event = await store.acreate_event(Event("a", "s1", "user", "I drink green tea."))
+    assert [e.id for e in store.list_events("a")] == [event.id]
+    added = await store.aadd_records(
+        [MemoryRecord(actor_id="a", namespace="/f/a", text="Green tea, always.")]
+    )
+    assert [r.id for r in await store.alist_records("/f/a")] == [added[0].id]
+    hits = await store.asearch("/f/a", "tea", 5, actor_id="a", text="tea")
+    assert [h.record.id for h in hits] == [
+        h.record.id for h in store.search("/f/a", "tea", 5, actor_id="a", text="tea")
+    ]

@@ -66,7 +66,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..embeddings import Embedder, default_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
-from .base import Query, SearchMode, embed_missing, keyword_terms, rrf_fuse, where_equal
+from .base import Query, SearchMode, ThreadedAsyncMethods, embed_missing, keyword_terms, rrf_fuse, where_equal
 
 __all__ = [
     "DEFAULT_SCHEMA",
@@ -358,7 +358,7 @@ _RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_
 _HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - (r.embedding <=> %(query)s) AS cosine"
 
 
-class PostgresStore:
+class PostgresStore(ThreadedAsyncMethods):
     """Records and events in PostgreSQL; vector search with pgvector.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:port/db?sslmode=require``) that
