@@ -165,6 +165,7 @@ def run_validator(args: argparse.Namespace) -> int:
 
 
 def run_named_gate(args: argparse.Namespace) -> int:
+    from ..bench.locomo import SPLITS
     from ..tuning.named_gate import fit_named_gate, load_negatives
 
     if args.split != "dev":
@@ -178,7 +179,7 @@ def run_named_gate(args: argparse.Namespace) -> int:
     decider = decider_from_args(args)
     if decider is None:
         raise UsageError("tuning needs a decider; 'none' is the ungated stock behaviour")
-    bar = _progress(args, 5, "conversation")
+    bar = _progress(args, len(SPLITS[args.split]), "conversation")
     try:
         fit = fit_named_gate(
             args.locomo,

@@ -19,7 +19,6 @@ import numpy as np
 from ..deciders import Decider, DecisionHints, default_decider, default_threshold
 from ..deciders import ask as ask_decider
 from ..deciders.questions import ChoiceAnswer, Question
-from ..deciders.thresholds import DEFAULT_THRESHOLDS
 from ..errors import DeciderError, DeciderTimeout, UsageError
 from ..records import MemoryRecord, SearchHit, render_text, resolve_namespace
 from ..stores.base import MemoryStore
@@ -160,6 +159,7 @@ class RecallPolicy:
             ("gate", gate_threshold),
             ("judge", judge_threshold),
             ("judge_relative", relative_delta),
+            ("gate_named", gate_named_threshold),
         ):
             if given is not None:
                 self.thresholds[role] = float(given)
@@ -173,24 +173,14 @@ class RecallPolicy:
                 self.threshold_sources[role] = f"config {config.path if config else ''}"
                 continue
             default = default_threshold(backend, role)
+            if role == "gate_named" and not default.measured:
+                # The store-aware gate (a lower gate threshold when the message names something
+                # the actor's memory mentions) is on only where it was measured.
+                continue
             self.thresholds[role] = default.value
             self.threshold_sources[role] = "default"
             if not default.measured:
                 self.stats.unmeasured_thresholds.append(f"{backend}:{role}")
-        # The store-aware gate (a lower gate threshold when the message names something the
-        # actor's memory mentions) is on only where it was measured: given, fitted or shipped.
-        if gate_named_threshold is not None:
-            self.thresholds["gate_named"] = float(gate_named_threshold)
-            self.threshold_sources["gate_named"] = "argument"
-        elif backend is not None:
-            fitted = config.get(backend, "gate_named") if config is not None else None
-            shipped = DEFAULT_THRESHOLDS.get(backend, {}).get("gate_named")
-            if fitted is not None:
-                self.thresholds["gate_named"] = fitted.value
-                self.threshold_sources["gate_named"] = f"config {config.path if config else ''}"
-            elif shipped is not None and shipped.measured:
-                self.thresholds["gate_named"] = shipped.value
-                self.threshold_sources["gate_named"] = "default"
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._async_pool: ThreadPoolExecutor | None = None

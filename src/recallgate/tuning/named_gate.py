@@ -25,8 +25,7 @@ from ..bench.locomo import build_store, load_split
 from ..deciders import Decider, DecisionHints, ask
 from ..embeddings import Embedder, default_embedder
 from ..errors import DeciderError, UsageError
-from ..policy import RecallPolicy
-from ..policy.config import FittedThreshold
+from ..policy.config import FittedThreshold, config_from_env, resolve_threshold
 from ..policy.names import name_terms
 from ..policy.wording import GATE, gate_question
 from ..records import resolve_namespace
@@ -142,9 +141,7 @@ def fit_named_gate(
     conversations = load_split(data_dir, split)
     embedder = embedder or default_embedder()
     backend = str(getattr(decider, "name", type(decider).__name__))
-    threshold = RecallPolicy(
-        SQLiteStore("sqlite://:memory:", embedder=embedder), decider=decider
-    ).thresholds.get("gate", 0.5)
+    threshold = resolve_threshold(backend, "gate", config_from_env()).value
     negative_p = np.array(_gate_p(decider, embedder, negatives))
     pos_p: list[float] = []
     pos_named: list[bool] = []
