@@ -188,3 +188,23 @@ def test_tune_named_gate_fits_on_dev_and_refuses_test(tiny_dir, tmp_path, capsys
     bad.write_text('{"text": "hi"}\n')
     assert main(["tune", "named-gate", "--locomo", str(tiny_dir), "--negatives", str(bad)]) == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
+
+
+def test_per_category_and_token_budget_keys(tiny_dir, minilm):
+    from recallgate import default_decider
+    from recallgate.bench.locomo import TOKEN_BUDGETS
+
+    out = run_locomo(tiny_dir, "dev", default_decider(), embedder=minilm, policy_options={"max_records": 1})
+    for arm in ("stock", "gated"):
+        cats = out[arm]["recall_by_category"]
+        assert list(cats) == ["4"]  # the tiny file's answerable questions are all category 4
+        assert cats["4"] == out[arm]["recall"]
+        at = out[arm]["recall_at_tokens"]
+        assert list(at) == [str(b) for b in TOKEN_BUDGETS]
+        assert all(0.0 <= v <= 1.0 for v in at.values())
+        assert list(at.values()) == sorted(at.values())  # a bigger budget never finds less
+    # no block fits in 50 tokens' worth of tags alone? every record line here is short: the best
+    # record of each arm fits, and the stock arm cut to the gated arm's tokens finds no more
+    assert out["stock"]["recall_at_gated_tokens"] <= out["stock"]["recall"]
+    assert out["gated"]["records_per_question"] == 1.0
+    assert "recall_at_gated_tokens" not in out["gated"]

@@ -111,3 +111,25 @@ def test_shipped_vectors_are_not_used_for_another_embedder():
     decider = EmbeddedDecider(embedder=HashingEmbedder(64))
     decider.warm_up({GATE: gate_question()})
     assert all(v.shape == (64,) for v in decider._cache.values())
+
+
+def test_judge_probabilities_keep_their_order_where_float32_would_round_to_one():
+    import numpy as np
+
+    from recallgate.deciders import DecisionHints
+    from recallgate.deciders.embedded import EmbeddedDecider, EmbeddedParams
+    from recallgate.embeddings import HashingEmbedder
+
+    params = EmbeddedParams(debias_weight=0.0, domain_weight=0.0)
+    decider = EmbeddedDecider(embedder=HashingEmbedder(64), params=params)
+    state = np.zeros(64, dtype=np.float32)
+    state[0] = 1.0
+    hints = DecisionHints(state_vector=state)  # no lexical scores: a dense search
+    names = ["a", "b", "c"]
+    for name, cosine in zip(names, (0.95, 0.9, 0.85), strict=True):
+        vector = np.zeros(64, dtype=np.float32)
+        vector[0], vector[1] = cosine, np.sqrt(1 - cosine**2)
+        hints.subject_vectors[name] = vector
+    answers = decider.ask("q", {n: judge_question(n) for n in names}, hints=hints)
+    # logits ~24.6, 23.4, 22.1: a float32 logistic gives exactly 1.0 for all three
+    assert answers["a"] > answers["b"] > answers["c"]

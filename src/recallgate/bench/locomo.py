@@ -5,6 +5,23 @@ observations (short third-person facts pointing at the turn they came from) are 
 records; each question's evidence turns make the observations from those turns its relevant
 records. recallgate reads the data from a directory the user has (it is not shipped: the
 upstream repository carries no licence) and never fits anything on the test split.
+
+The JSON object of :func:`run_locomo` has, for each arm (``"stock"`` and ``"gated"``):
+
+- ``recall``: evidence recall (share of a question's relevant records that were injected),
+  averaged over questions; ``any_hit``, ``records_per_question``, ``tokens_per_question``;
+- ``recall_by_category``: ``recall`` per LoCoMo question category, keyed by the category
+  number as a string (``"1"`` multi-hop, ``"2"`` temporal, ``"3"`` open-domain, ``"4"``
+  single-hop; ``"5"``, adversarial, is left out of the benchmark);
+- ``recall_at_tokens``: recall when the arm may inject at most N tokens per question, for N in
+  :data:`TOKEN_BUDGETS` (keys are N as strings): the arm's own ranking of what it retrieved
+  (stock: search score; gated: judge probability, including records its keep rule dropped),
+  cut where the next record would pass N. Tokens are counted per record line plus the
+  block's tags, with the tokenizer named by ``tokenizer``. A question whose gate closed
+  scores 0 at every budget.
+
+and ``stock.recall_at_gated_tokens``: the stock arm cut, question by question, to the tokens
+the gated arm actually injected for that question, so the two arms are compared at equal cost.
 """
 
 from __future__ import annotations
@@ -23,12 +40,13 @@ from ..deciders import Decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy import RecallPolicy
-from ..policy.pack import TOKENIZER_NAME, count_tokens
+from ..policy.pack import CLOSE_TAG, OPEN_TAG, TOKENIZER_NAME, count_tokens, escape_memory_text
 from ..records import MemoryRecord
 from ..stores.sqlite import SQLiteStore
 
 __all__ = [
     "SPLITS",
+    "TOKEN_BUDGETS",
     "Conversation",
     "Question",
     "auc",
@@ -46,6 +64,9 @@ SPLITS: dict[str, tuple[str, ...]] = {
 SPLITS["all"] = SPLITS["dev"] + SPLITS["test"]
 
 ADVERSARIAL = 5
+
+#: the per-question token budgets at which ``recall_at_tokens`` compares the arms
+TOKEN_BUDGETS: tuple[int, ...] = (50, 100, 200, 400)
 
 
 @dataclass
@@ -183,15 +204,29 @@ class _Arm:
     embed_ms: list[float] = field(default_factory=list)
     decide_ms: list[float] = field(default_factory=list)
     search_ms: list[float] = field(default_factory=list)
+    categories: list[int] = field(default_factory=list)
+    #: per question: recall at each of TOKEN_BUDGETS
+    at_tokens: list[dict[int, float]] = field(default_factory=list)
+    #: per question (stock arm only): recall cut to the gated arm's tokens for that question
+    at_gated_tokens: list[float] = field(default_factory=list)
     errors: int = 0
 
     def summary(self, gated: bool) -> dict[str, Any]:
+        by_category: dict[int, list[float]] = {}
+        for category, value in zip(self.categories, self.recall, strict=True):
+            by_category.setdefault(category, []).append(value)
         out: dict[str, Any] = {
             "recall": _mean(self.recall),
             "any_hit": _mean(self.any_hit),
             "records_per_question": _mean(self.records),
             "tokens_per_question": _mean(self.tokens),
+            "recall_by_category": {str(c): _mean(v) for c, v in sorted(by_category.items())},
+            "recall_at_tokens": {
+                str(budget): _mean(row[budget] for row in self.at_tokens) for budget in TOKEN_BUDGETS
+            },
         }
+        if self.at_gated_tokens:
+            out["recall_at_gated_tokens"] = _mean(self.at_gated_tokens)
         if gated:
             out.update(
                 {
@@ -237,6 +272,7 @@ def run_locomo(
     stock, gated = _Arm(), _Arm()
     heldout_rows = _heldout_rows()
     in_store: dict[bool, list[float]] = {True: [], False: []}  # label -> gate opened, per store
+    line_tokens = _LineTokens()
     for conv in conversations:
         store, namespaces = build_store(conv, embedder, layout)
         stock_policy = RecallPolicy(store, decider=None, namespaces=list(namespaces), top_k=top_k)
@@ -249,6 +285,7 @@ def run_locomo(
         )
         for question in conv.questions:
             relevant = {f"{conv.actor_id}-{r}" for r in question.relevant}
+            ranked: dict[str, list[tuple[str, str]]] = {}
             for arm, policy in ((stock, stock_policy), (gated, gated_policy)):
                 recall = policy.recall(question.text, actor_id=conv.actor_id)
                 injected = {k.record.id for k in recall.records}
@@ -256,6 +293,12 @@ def run_locomo(
                 arm.any_hit.append(1.0 if relevant & injected else 0.0)
                 arm.records.append(len(recall.records))
                 arm.tokens.append(count_tokens(recall.context))
+                arm.categories.append(question.category)
+                order = _arm_ranking(recall.trace.candidates, by_judge=arm is gated)
+                ranked["gated" if arm is gated else "stock"] = order
+                arm.at_tokens.append(
+                    {b: _recall_within(order, relevant, b, line_tokens) for b in TOKEN_BUDGETS}
+                )
                 timings = recall.trace.timings_ms
                 arm.embed_ms.append(timings.get("embed", 0.0))
                 if "search" in timings:
@@ -265,6 +308,9 @@ def run_locomo(
                     arm.gate_open.append(1.0 if recall.trace.gate_open else 0.0)
                     arm.decide_ms.append(timings.get("gate", 0.0) + timings.get("judge", 0.0))
                     _judge_ranking(arm, recall.trace.candidates, relevant)
+            stock.at_gated_tokens.append(
+                _recall_within(ranked["stock"], relevant, gated.tokens[-1], line_tokens)
+            )
             if progress:
                 progress(1)
         if decider is not None:
@@ -296,6 +342,50 @@ def run_locomo(
             "search_p50": _p50(gated.search_ms),
         },
     }
+
+
+class _LineTokens:
+    """Tokens of one record's line in the context block, cached by record text."""
+
+    def __init__(self) -> None:
+        self.tags = count_tokens(f"{OPEN_TAG}\n\n{CLOSE_TAG}")
+        self._cache: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        cached = self._cache.get(text)
+        if cached is None:
+            cached = self._cache[text] = count_tokens(f"- {escape_memory_text(text, 600)}")
+        return cached
+
+
+def _arm_ranking(candidates: Sequence[Any], *, by_judge: bool) -> list[tuple[str, str]]:
+    """(id, text) of an arm's candidates, best first: by judge probability for the gated arm
+    (unjudged ones last), by search score for the stock arm."""
+    if by_judge:
+        order = sorted(candidates, key=lambda c: -(c.judge_p if c.judge_p is not None else -1.0))
+    else:
+        order = sorted(candidates, key=lambda c: -c.score)
+    seen: set[str] = set()
+    out = []
+    for c in order:
+        if c.id not in seen:
+            seen.add(c.id)
+            out.append((c.id, c.text))
+    return out
+
+
+def _recall_within(
+    ranked: Sequence[tuple[str, str]], relevant: set[str], budget: float, line_tokens: _LineTokens
+) -> float:
+    """Recall of the longest prefix of ``ranked`` whose block fits in ``budget`` tokens."""
+    used = line_tokens.tags
+    found = 0
+    for record_id, text in ranked:
+        used += line_tokens(text)
+        if used > budget:
+            break
+        found += record_id in relevant
+    return found / len(relevant) if relevant else 0.0
 
 
 def _judge_ranking(arm: _Arm, candidates: Sequence[Any], relevant: set[str]) -> None:

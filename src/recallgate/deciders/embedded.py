@@ -243,7 +243,12 @@ class EmbeddedDecider:
             embedded = self._vectors([questions[n].subject or "" for n in unknown])
             vectors.update(zip(unknown, embedded, strict=True))
         matrix = np.stack([vectors[n] for n in names])
-        scores = self.judge_scores(state_vector, matrix)
+        # float64 from here: in float32 the logistic below rounds to exactly 1.0 for a debiased
+        # score above ~0.64, which half the LoCoMo questions' best records reach, and the keep
+        # rule then orders those ties by search position instead of by the judge. (A hybrid
+        # search's lexical scores used to promote the sum to float64 by accident; a dense
+        # search or a foreign store without BM25 did not.)
+        scores = self.judge_scores(state_vector, matrix).astype(np.float64)
         if self.params.lexical_weight and hints.subject_lexical:
             lexical = np.array([hints.subject_lexical.get(n, 0.0) for n in names])
             scores = scores + self.params.lexical_weight * lexical

@@ -1,0 +1,72 @@
+"""Conversation structure: session support and pool centrality over judged candidates."""
+
+import numpy as np
+import pytest
+
+from recallgate.policy.conversation import (
+    log_odds,
+    pool_centrality,
+    probability,
+    rescore_by_conversation,
+    session_of,
+    session_support,
+)
+
+
+def test_session_of_reads_recallgates_key_then_the_benchmarks():
+    assert session_of({"session_id": "s-7", "session": 3}) == "s-7"
+    assert session_of({"session": 3}) == "3"
+    assert session_of({"session_id": ""}) is None
+    assert session_of({}) is None
+    assert session_of(None) is None
+
+
+def test_a_weak_record_in_the_best_records_session_overtakes_one_from_a_cold_session():
+    scores = [5.0, 1.0, 1.5, -2.0]
+    sessions = ["a", "a", "b", "b"]
+    lifted = session_support(scores, sessions, weight=1.0)
+    # best overall (5.0) is in session a: a's records lose nothing; b's lose 5.0 - 1.5
+    assert lifted.tolist() == pytest.approx([5.0, 1.0, 1.5 - 3.5, -2.0 - 3.5])
+    assert np.argsort(-lifted).tolist() == [0, 1, 2, 3]
+    assert lifted[1] > lifted[2]  # before: 1.0 < 1.5
+
+
+def test_records_without_a_session_are_their_own_session_and_weight_zero_is_identity():
+    scores = np.array([2.0, 0.5, 1.0])
+    lifted = session_support(scores, [None, None, "x"], weight=0.5)
+    assert lifted.tolist() == pytest.approx([2.0, 0.5 + 0.5 * (0.5 - 2.0), 1.0 + 0.5 * (1.0 - 2.0)])
+    assert session_support(scores, [None, "x", "x"], weight=0.0).tolist() == scores.tolist()
+    assert session_support([], [], 1.0).tolist() == []
+    with pytest.raises(ValueError, match="2 scores but 1 sessions"):
+        session_support([1.0, 2.0], ["a"])
+
+
+def test_log_odds_round_trip_and_stay_finite_and_ordered_at_the_ends():
+    p = np.array([0.0, 0.2, 0.5, 0.9, 1.0])
+    x = log_odds(p)
+    assert np.isfinite(x).all() and (np.diff(x) > 0).all()
+    assert probability(x)[1:4] == pytest.approx(p[1:4])
+
+
+def test_pool_centrality_is_zero_mean_and_marks_the_record_that_says_what_all_say():
+    rows = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.6, 0.6, 0.5291503]], dtype=np.float32)
+    c = pool_centrality(rows)
+    assert abs(float(c.sum())) < 1e-9
+    assert int(np.argmax(c)) == 2  # between the other two: the most central
+    assert pool_centrality(rows[:1]).tolist() == [0.0]
+    assert pool_centrality(np.zeros((2, 3))).tolist() == [0.0, 0.0]
+
+
+def test_rescoring_applies_only_to_candidates_from_several_sessions():
+    rows = np.array([[1.0, 0.0], [0.0, 1.0], [0.7071, 0.7071]])
+    scores = [3.0, 2.0, 3.1]
+    # no sessions, or all from one: unchanged (a persona's memories are left as the judge said)
+    assert rescore_by_conversation(scores, rows, [None, None, None]).tolist() == scores
+    assert rescore_by_conversation(scores, rows, ["a", "a", "a"]).tolist() == scores
+    # two sessions: the central record (row 2) loses its lead, then session support applies
+    out = rescore_by_conversation(scores, rows, ["a", "b", "b"], centre_weight=2.0, session_weight=1.0)
+    centred = np.array(scores) - 2.0 * pool_centrality(rows)
+    assert out.tolist() == pytest.approx(session_support(centred, ["a", "b", "b"], 1.0).tolist())
+    assert int(np.argmax(out)) == 0
+    with pytest.raises(ValueError, match="3 scores, 2 vectors"):
+        rescore_by_conversation(scores, rows[:2], ["a", "b", "b"])
