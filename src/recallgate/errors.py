@@ -71,3 +71,18 @@ class DeciderBadResponse(DeciderError):
 
 class QuestionError(UsageError):
     """A question is malformed; raised before any network call, naming the question."""
+
+
+
+def error_kind(exc: BaseException) -> str:
+    """A short kind for counting a failure: ``timeout``, ``unavailable``, else the error's own
+    ``kind`` (or an AWS-style ``code``), else the exception's class name."""
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, (ConnectionError, OSError)):
+        return "unavailable"
+    for attribute in ("kind", "code"):
+        value = getattr(exc, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(exc).__name__

@@ -25,14 +25,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
 
 import numpy as np
 
 from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder
-from .base import DecisionHints
-from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer, validate_request
+from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer
 
 __all__ = ["EmbeddedDecider", "EmbeddedParams"]
 
@@ -84,13 +83,12 @@ def load_generic_queries() -> list[str]:
     return [json.loads(line)["text"] for line in text.splitlines() if line.strip()]
 
 
-class EmbeddedDecider:
+class EmbeddedDecider(BaseDecider):
     """Answers gate, route and judge questions offline from embeddings (see module docs)."""
 
     name = "embedded"
-    accepts_hints = True
-    #: in-process: the policy calls it directly, without a timeout thread
-    local = True
+    #: in-process, reuses the turn's vectors, and ignores instructions wording (it compares texts)
+    capabilities = Capabilities(local=True, uses_hints=True, reads_wording=False)
 
     def __init__(self, embedder: Embedder | None = None, params: EmbeddedParams | None = None) -> None:
         self._embedder = embedder
@@ -169,30 +167,22 @@ class EmbeddedDecider:
         return self._vectors(positives), self._vectors(negatives)
 
     # ---- answering ----------------------------------------------------------------------
-    def ask(
-        self,
-        state: str,
-        questions: Mapping[str, Question | Mapping[str, Any]],
-        *,
-        hints: DecisionHints | None = None,
-    ) -> dict[str, Answer]:
-        parsed = validate_request(state, questions)
-        hints = hints or DecisionHints()
+    def _answer(self, state: str, questions: Mapping[str, Question], hints: DecisionHints) -> Reply:
         state_vector = hints.state_vector
         if state_vector is None:
             state_vector = self.embedder.embed([state])[0]
         answers: dict[str, Answer] = {}
-        subjects = {n: q for n, q in parsed.items() if q.type == "noul" and q.subject is not None}
+        subjects = {n: q for n, q in questions.items() if q.type == "noul" and q.subject is not None}
         if subjects:
             answers.update(self._judge(state_vector, subjects, hints))
-        for name, question in parsed.items():
+        for name, question in questions.items():
             if name in answers:
                 continue
             if question.type == "noul":
                 answers[name] = self._noul(state_vector, question)
             else:
                 answers[name] = self._options(state_vector, question)
-        return answers
+        return Reply(answers)
 
     def gate_score(self, state_vector: np.ndarray, question: Question) -> float:
         """The raw (pre-logistic) score of a noul question about the state itself."""
@@ -240,7 +230,8 @@ class EmbeddedDecider:
         vectors = {n: hints.subject_vectors[n] for n in known}
         unknown = [n for n in names if n not in vectors]
         if unknown:
-            embedded = self._vectors([questions[n].subject or "" for n in unknown])
+            # Not cached: subjects are memory records, an unbounded set (wordings are cached).
+            embedded = self.embedder.embed([questions[n].subject or "" for n in unknown])
             vectors.update(zip(unknown, embedded, strict=True))
         matrix = np.stack([vectors[n] for n in names])
         scores = self.judge_scores(state_vector, matrix)
