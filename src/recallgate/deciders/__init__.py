@@ -70,7 +70,7 @@ def default_decider() -> EmbeddedDecider:
     return _DEFAULT
 
 
-def _embedded(**options: Any) -> Decider:
+def _embedded(**options: Any) -> BaseDecider:
     return EmbeddedDecider(**options) if options else default_decider()
 
 

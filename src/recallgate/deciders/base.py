@@ -53,7 +53,8 @@ class Decider(Protocol):
     Raise any exception to signal failure: the policy fails open and counts it.
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def ask(self, state: str, questions: Mapping[str, Any]) -> Mapping[str, Any]: ...
 
@@ -193,10 +194,11 @@ class BaseDecider(ABC):
         totals = dict(self.__dict__.get("_usage_totals") or {"calls": 0.0})
         return {k: (int(v) if float(v).is_integer() else v) for k, v in totals.items()}
 
-    def warm_up(self, questions: Mapping[str, Question] | None = None) -> None:
+    # Optional hooks, not abstract: most backends have nothing to load or release.
+    def warm_up(self, questions: Mapping[str, Question] | None = None) -> None:  # noqa: B027
         """Load what the first call would load (models, cached wordings). Nothing by default."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027
         """Release connections or models. Nothing by default."""
 
     def __enter__(self) -> BaseDecider:
@@ -225,6 +227,11 @@ class _ForeignDecider(BaseDecider):
         sends = self.capabilities.sends_examples
         wire = {name: q.to_wire(with_examples=sends) for name, q in questions.items()}
         return Reply(self.inner.ask(state, wire))
+
+    def warm_up(self, questions: Mapping[str, Question] | None = None) -> None:
+        warm = getattr(self.inner, "warm_up", None)
+        if callable(warm):
+            warm(questions)
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)

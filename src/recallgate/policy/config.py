@@ -79,11 +79,16 @@ class FittedThreshold:
 
 @dataclass(frozen=True)
 class ResolvedThreshold:
-    """The threshold a policy uses for one role, and where it came from."""
+    """The threshold a policy uses for one role, and where it came from.
+
+    ``source`` is ``"argument"``, ``"config PATH"`` or ``"default"``; ``detail`` adds the fit's
+    size and date, or says that a default was never measured.
+    """
 
     value: float
     source: str
     measured: bool
+    detail: str = ""
 
 
 @dataclass
@@ -240,13 +245,17 @@ def config_from_env() -> ThresholdConfig | None:
         raise UsageError(f"{CONFIG_ENV}: {exc}") from None
 
 
-def resolve_threshold(backend: str, role: str, config: ThresholdConfig | None) -> ResolvedThreshold:
-    """The config's fit for ``backend`` and ``role`` when there is one, else the backend default."""
+def resolve_threshold(
+    backend: str, role: str, config: ThresholdConfig | None, given: float | None = None
+) -> ResolvedThreshold:
+    """The one order: an explicit ``given`` value, then ``config``'s fit for ``backend`` and
+    ``role``, then the backend's default (``measured=False`` when it was never measured)."""
+    if given is not None:
+        return ResolvedThreshold(float(given), "argument", True, "argument")
     fitted = config.get(backend, role) if config is not None else None
     if fitted is not None:
-        where = config.path if config is not None and config.path else "config"
-        return ResolvedThreshold(fitted.value, f"config {where} (n={fitted.n}, {fitted.date})", True)
+        where = f"config {config.path if config is not None and config.path else ''}".rstrip()
+        return ResolvedThreshold(fitted.value, where, True, f"{where} (n={fitted.n}, {fitted.date})")
     default = default_threshold(backend, role)
-    return ResolvedThreshold(
-        default.value, "default" if default.measured else "default (unmeasured)", default.measured
-    )
+    detail = "default" if default.measured else "default (unmeasured)"
+    return ResolvedThreshold(default.value, "default", default.measured, detail)

@@ -41,6 +41,8 @@ class Trace:
     notes: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     cache_hit: bool = False
+    #: tokens of the context block this turn injected
+    context_tokens: int = 0
 
     @property
     def kept(self) -> list[Candidate]:

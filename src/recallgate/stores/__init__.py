@@ -12,13 +12,16 @@ from typing import Any
 
 from ..embeddings import Embedder
 from ..errors import UsageError
-from .base import MemoryStore, Query, embed_missing, top_k_indices
+from .base import AsyncSearcher, MemoryStore, MentionIndex, Query, Searcher, embed_missing, top_k_indices
 from .sqlite import SQLiteStore
 
 __all__ = [
+    "AsyncSearcher",
     "MemoryStore",
+    "MentionIndex",
     "Query",
     "SQLiteStore",
+    "Searcher",
     "embed_missing",
     "open_store",
     "register_store",

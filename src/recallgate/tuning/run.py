@@ -223,10 +223,11 @@ def _configured(
 ) -> ResolvedThreshold:
     """The threshold the policy would use for the shipped wording; a wording's own otherwise."""
     if candidate.threshold is not None:
-        return ResolvedThreshold(candidate.threshold, "candidate file", True)
+        return ResolvedThreshold(candidate.threshold, "candidate file", True, "candidate file")
     if candidate.is_shipped(role):
         return resolve_threshold(backend, role, config)
-    return ResolvedThreshold(0.5, "0.5 (no threshold configured for this wording)", False)
+    why = "0.5 (no threshold configured for this wording)"
+    return ResolvedThreshold(0.5, why, False, why)
 
 
 # ---- the gate -------------------------------------------------------------------------
@@ -277,7 +278,7 @@ def tune_gate(
             y,
             len(errors),
             errors[:3],
-            configured_source=configured.source,
+            configured_source=configured.detail,
         )
         result.metrics = _gate_metrics(*result.answered, configured.value)
         results.append(result)
@@ -389,7 +390,7 @@ def tune_validator(
             len(errors),
             errors[:3],
             rankings,
-            configured.source,
+            configured.detail,
         )
         result.metrics = _validator_metrics(result, groups, configured.value)
         if groups:
