@@ -321,6 +321,18 @@ def run_latency(
                 one(i)
         decisions_per_s = round(count / (time.perf_counter() - started), 1)
 
+    otel = _telemetry_cost(
+        store,
+        decider,
+        actor,
+        turns,
+        (lambda i: overhead(i)) if decider is not None else None,
+        repeats,
+        warmup,
+    )
+    if otel:
+        stage("telemetry")
+
     # RSS with every record "loaded": search each namespace once so all its vectors are cached.
     stage("memory")
     for ns in store.namespaces() if hasattr(store, "namespaces") else []:
@@ -347,9 +359,72 @@ def run_latency(
         "demo_per_turn_ms": per_turn,
         "demo_turns": turns,
         "decisions_per_s": decisions_per_s,
+        **otel,
         "rss_mb": serving_rss if serving_rss is not None else bench_rss,
         "rss_measured_in": "serving process" if serving_rss is not None else "bench process",
         "rss_mb_bench_process": bench_rss,
+    }
+
+
+def _telemetry_cost(
+    store: MemoryStore,
+    decider: Decider | None,
+    actor: str,
+    turns: Sequence[str],
+    overhead: Callable[[int], None] | None,
+    repeats: int,
+    warmup: int,
+) -> dict[str, Any]:
+    """The decision overhead with an OpenTelemetry SDK and in-memory exporters configured.
+
+    Configures this process's (global, set-once) tracer and meter providers, so it runs last,
+    and only when the process had none: ``otel_emit_p50_ms`` is making one gated turn's spans
+    and metrics, ``decision_overhead_otel_p50_ms`` the decisions plus that. Empty when the SDK
+    is not installed, a provider was already set, or there is no decider.
+    """
+    if decider is None or overhead is None:
+        return {}
+    decide = overhead
+    try:
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    except ImportError:
+        return {"otel": "opentelemetry-sdk is not installed"}
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return {"otel": "this process already has a tracer provider"}
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+    policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+    drink = next((t for t in turns if "drink" in t.lower()), turns[0])
+    recall = policy.recall(drink, actor_id=actor)
+    telemetry, stats = policy.telemetry, policy.stats
+
+    def emit(i: int) -> None:
+        # What a gated turn adds when an SDK is on: its spans and its counters.
+        telemetry.emit(recall.trace, started_ns=0, ended_ns=1, kept_ids=[], message="")
+        stats.add(turns=1, baseline_retrievals=1, gate_calls=1, gate_opened=1, retrievals=1, memory_ms=0.2)
+        stats.add(records_injected=1, records_dropped=2, context_chars=40, context_tokens=10, decider_calls=2)
+        if i % 64 == 0:
+            exporter.clear()
+
+    def decide_and_emit(i: int) -> None:
+        decide(i)
+        emit(i)
+
+    emit_ms = _timed(emit, repeats, warmup)
+    with_otel = _timed(decide_and_emit, repeats, warmup)
+    policy.close()
+    return {
+        "otel": "sdk with in-memory exporters",
+        "otel_emit_p50_ms": _p50(emit_ms),
+        "decision_overhead_otel_p50_ms": _p50(with_otel),
     }
 
 

@@ -19,6 +19,8 @@ KEYS = [
     ("gate p50 (ms)", "gate_p50_ms"),
     ("judge of 20 p50 (ms)", "judge20_p50_ms"),
     ("decision overhead p50 (ms)", "decision_overhead_p50_ms"),
+    ("decision overhead with OpenTelemetry p50 (ms)", "decision_overhead_otel_p50_ms"),
+    ("OpenTelemetry spans + metrics of a turn p50 (ms)", "otel_emit_p50_ms"),
     ("search p50 (ms)", "search_p50_ms"),
     ("turn stock p50 (ms)", "turn_stock_p50_ms"),
     ("turn gated p50 (ms)", "turn_gated_p50_ms"),

@@ -21,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -41,8 +42,19 @@ __all__ = ["CircuitOpen", "Guard", "GuardedDecider", "GuardedSearcher", "SearchO
 
 T = TypeVar("T")
 Where = Literal["decider", "store"]
-#: per namespace: its hits, or the exception its search raised
-SearchOutcome = tuple[str, "list[SearchHit] | Exception"]
+
+
+@dataclass
+class SearchOutcome:
+    """One namespace's search: its hits, or the exception it raised, and when it ran (epoch ns)."""
+
+    namespace: str
+    result: list[SearchHit] | Exception
+    started_ns: int = 0
+    ended_ns: int = 0
+
+    def __iter__(self) -> Iterator[Any]:  # ``for ns, result in outcomes``
+        return iter((self.namespace, self.result))
 
 
 class CircuitOpen(RecallgateError):
@@ -181,10 +193,10 @@ class GuardedSearcher:
         mode: SearchMode = "dense",
     ) -> list[SearchHit]:
         """One namespace, guarded; raises what the search raised (counted)."""
-        ((_, outcome),) = self.search_all([namespace], query, top_k, actor_id=actor_id, text=text, mode=mode)
-        if isinstance(outcome, Exception):
-            raise outcome
-        return outcome
+        (outcome,) = self.search_all([namespace], query, top_k, actor_id=actor_id, text=text, mode=mode)
+        if isinstance(outcome.result, Exception):
+            raise outcome.result
+        return outcome.result
 
     def _one(
         self, namespace: str, query: Any, top_k: int, actor_id: str | None, text: str | None, mode: SearchMode
@@ -211,15 +223,18 @@ class GuardedSearcher:
         self.guard.admit()
 
         def one(ns: str) -> SearchOutcome:
+            started = time.time_ns()
             try:
-                return ns, self._one(ns, query, top_k, actor_id, text, mode)
+                hits: list[SearchHit] | Exception = self._one(ns, query, top_k, actor_id, text, mode)
             except Exception as exc:  # a broken store must not break the turn: count, inject nothing
-                return ns, exc
+                hits = exc
+            return SearchOutcome(ns, hits, started, time.time_ns())
 
         if self.guard.local:
             outcomes = [one(ns) for ns in namespaces]
         else:
             futures = [self.guard._executor().submit(one, ns) for ns in namespaces]
+            started = time.time_ns()
             deadline = time.monotonic() + self.guard.timeout_s
             outcomes = []
             for ns, future in zip(namespaces, futures, strict=True):
@@ -227,7 +242,7 @@ class GuardedSearcher:
                     outcomes.append(future.result(timeout=max(deadline - time.monotonic(), 0.0)))
                 except FutureTimeout:
                     future.cancel()
-                    outcomes.append((ns, self.guard.timeout_error()))
+                    outcomes.append(SearchOutcome(ns, self.guard.timeout_error(), started, time.time_ns()))
         return self._settle(outcomes)
 
     async def asearch_all(
@@ -251,26 +266,30 @@ class GuardedSearcher:
         self.guard.admit()
         searcher: Any = self.inner
         extra: dict[str, Any] = {} if mode == "dense" else {"mode": mode}
-        tasks = [
-            asyncio.ensure_future(searcher.asearch(ns, query, top_k, actor_id=actor_id, text=text, **extra))
-            for ns in namespaces
-        ]
+
+        async def one(ns: str) -> SearchOutcome:
+            started = time.time_ns()
+            try:
+                hits = await searcher.asearch(ns, query, top_k, actor_id=actor_id, text=text, **extra)
+            except Exception as exc:  # counted below; the turn injects nothing
+                return SearchOutcome(ns, exc, started, time.time_ns())
+            return SearchOutcome(ns, hits, started, time.time_ns())
+
+        started = time.time_ns()
+        tasks = [asyncio.ensure_future(one(ns)) for ns in namespaces]
         _, pending = await asyncio.wait(tasks, timeout=self.guard.timeout_s)
         for task in pending:
             task.cancel()
-        outcomes: list[SearchOutcome] = []
-        for ns, task in zip(namespaces, tasks, strict=True):
-            if task in pending:
-                outcomes.append((ns, self.guard.timeout_error()))
-            elif task.exception() is not None:
-                exc = task.exception()
-                outcomes.append((ns, exc if isinstance(exc, Exception) else RuntimeError(str(exc))))
-            else:
-                outcomes.append((ns, task.result()))
+        outcomes = [
+            SearchOutcome(ns, self.guard.timeout_error(), started, time.time_ns())
+            if task in pending
+            else task.result()
+            for ns, task in zip(namespaces, tasks, strict=True)
+        ]
         return self._settle(outcomes)
 
     def _settle(self, outcomes: list[SearchOutcome]) -> list[SearchOutcome]:
-        failed = [outcome for _, outcome in outcomes if isinstance(outcome, Exception)]
+        failed = [o.result for o in outcomes if isinstance(o.result, Exception)]
         for exc in failed:
             self.guard.count(exc)
         self.guard.settle(not failed)

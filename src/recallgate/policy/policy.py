@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from .config import ConfigPath, config_from_env, read_config
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
 from .stats import RecallStats
+from .telemetry import Telemetry
 from .thresholds import Thresholds
 from .trace import Trace
 from .turn import KeptRecord, Recall, Turn, message_text
@@ -110,7 +112,9 @@ class RecallPolicy:
     ``namespaces`` are templates (``"/facts/{actorId}"``); pass a dict of template ->
     description to let the decider route between them.
 
-    Options are :class:`RecallOptions` fields, given as keywords or as ``options=``. A remote
+    Options are :class:`RecallOptions` fields, given as keywords or as ``options=``. With an
+    OpenTelemetry SDK configured, each turn is a ``recallgate.recall`` span and the counters are
+    metrics (:mod:`recallgate.policy.telemetry`); ``trace_content=True`` adds the message text. A remote
     decider or store (``local = False``) is called under ``decider_timeout_s`` /
     ``store_timeout_s``; after ``breaker_threshold`` consecutive failing calls its circuit
     opens and it is not called for ``breaker_cooldown_s`` (the turn fails open for a decider,
@@ -126,6 +130,7 @@ class RecallPolicy:
         options: RecallOptions | None = None,
         stats: RecallStats | None = None,
         log: DecisionLog | str | os.PathLike[str] | None = None,
+        trace_content: bool | None = None,
         _config: Any = None,
         **option_keywords: Any,
     ) -> None:
@@ -180,6 +185,9 @@ class RecallPolicy:
                     executor=self._executor,
                 ),
             )
+        #: spans and metrics for OpenTelemetry (a no-op unless the application configured an SDK);
+        #: ``trace_content`` (or RECALLGATE_TRACE_CONTENT=1) adds the message and kept record ids
+        self.telemetry = Telemetry(self.stats, decider=backend, trace_content=trace_content)
         #: the opt-in decision log (``log=`` or ``RECALLGATE_LOG``); None when off
         self.log = open_log(log)
         self._owns_log = self.log is not None and not isinstance(log, DecisionLog)
@@ -337,6 +345,13 @@ class RecallPolicy:
             stages.pack(turn, self.options.limits, self.stats) if searched else Recall("", [], turn.trace)
         )
         recall.trace.timings_ms["total"] = turn.elapsed_ms()
+        self.telemetry.emit(
+            recall.trace,
+            started_ns=turn.started_ns,
+            ended_ns=time.time_ns(),
+            kept_ids=[k.record.id for k in recall.records],
+            message=turn.text,
+        )
         if self.log is not None:
             try:
                 self.log.write(

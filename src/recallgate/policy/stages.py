@@ -26,7 +26,7 @@ from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
 from .names import name_terms
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
-from .trace import Candidate
+from .trace import Candidate, StageSpan
 from .turn import KeptRecord, Recall, Turn
 from .wording import GATE, ROUTE, judge_question
 
@@ -79,6 +79,7 @@ def embed(turn: Turn, embedder: Embedder, stats: RecallStats) -> bool:
             raise BadVector(f"embedder returned a vector of shape {vector.shape} with non-finite values")
     except Exception as exc:  # no vector: no search can run; inject nothing, say why
         stats.error("embedder", error_kind(exc))
+        turn.trace.error_kinds.append(f"embedder:{error_kind(exc)}")
         turn.trace.errors.append(f"embedder: {type(exc).__name__}: {exc}")
         return False
     turn.vector = vector
@@ -105,12 +106,14 @@ def _ask(
         decision = decider.decide(turn.state, questions, hints)
     except CircuitOpen as exc:  # no call was made, so none is timed
         turn.decider_failed = True
+        turn.trace.error_kinds.append(f"decider:{exc.kind}")
         turn.trace.errors.append(f"{stage}: {exc}")
         turn.trace.notes.append(f"{stage}: decider skipped (circuit open), failing open")
         return None
     except DeciderError as exc:
         turn.trace.timings_ms[stage] = turn.trace.timings_ms.get(stage, 0.0) + _ms(started)
         turn.decider_failed = True
+        turn.trace.error_kinds.append(f"decider:{error_kind(exc)}")
         turn.trace.errors.append(f"{stage}: {exc}")
         return None
     turn.trace.timings_ms[stage] = turn.trace.timings_ms.get(stage, 0.0) + _ms(started)
@@ -123,7 +126,11 @@ def ask_gate(turn: Turn, decider: GuardedDecider, questions: dict[str, Question]
     """Ask the gate (and the route, in the same call) unless the decision cache answered."""
     if turn.gate_answers is not None:
         return
+    started = time.time_ns()
     turn.gate_answers = _ask(turn, decider, questions, DecisionHints(state_vector=turn.vector), "gate")
+    turn.trace.stages.append(
+        StageSpan("recallgate.gate", started, time.time_ns(), {"recallgate.questions": len(questions)})
+    )
     stats.add(gate_calls=1)
 
 
@@ -170,6 +177,7 @@ def named_in_store(
         turn.trace.notes.append("store circuit open: names not looked up")
         return False
     except Exception as exc:  # counted by the guard; the gate stays as the decider left it
+        turn.trace.error_kinds.append(f"store:{error_kind(exc)}")
         turn.trace.errors.append(f"store mentions: {type(exc).__name__}: {exc}")
         return False
     finally:
@@ -211,20 +219,33 @@ def take_hits(
     """Record a search's outcomes: any failed namespace means nothing is injected this turn."""
     trace = turn.trace
     trace.namespaces_searched = list(turn.namespaces)
+    trace.searched_templates = list(turn.templates)
     elapsed = _ms(started)
     trace.timings_ms["search"] = elapsed
     if outcomes is None:  # the circuit was open: nothing was searched
+        trace.error_kinds.append("store:circuit_open")
         trace.notes.append("store error: nothing injected this turn")
         return
     stats.add(retrievals=1, memory_ms=elapsed)
     failed = False
     hits: list[tuple[str, SearchHit]] = []
-    for ns, outcome in outcomes:
-        if isinstance(outcome, Exception):
+    template_of = dict(zip(turn.namespaces, turn.templates, strict=True))
+    for outcome in outcomes:
+        ns, result = outcome.namespace, outcome.result
+        attributes: dict[str, Any] = {
+            "db.operation.name": "search",
+            "recallgate.namespace": template_of.get(ns, ""),
+        }
+        if isinstance(result, Exception):
             failed = True
-            trace.errors.append(f"store search {ns}: {type(outcome).__name__}: {outcome}")
+            kind = error_kind(result)
+            trace.error_kinds.append(f"store:{kind}")
+            attributes["error.type"] = kind
+            trace.errors.append(f"store search {ns}: {type(result).__name__}: {result}")
         else:
-            hits.extend((ns, hit) for hit in outcome)
+            attributes["recallgate.records.retrieved"] = len(result)
+            hits.extend((ns, hit) for hit in result)
+        trace.stages.append(StageSpan("recallgate.search", outcome.started_ns, outcome.ended_ns, attributes))
     if failed:
         trace.notes.append("store error: nothing injected this turn")
         return
@@ -297,7 +318,11 @@ def judge(turn: Turn, decider: GuardedDecider, embedder: Embedder, candidates: l
                 hints.subject_vectors[f"r{i}"] = np.asarray(vector, dtype=np.float32)
         except Exception as exc:  # the decider embeds them itself then
             turn.trace.notes.append(f"judge: records not embedded here ({type(exc).__name__})")
+    started = time.time_ns()
     answers = _ask(turn, decider, questions, hints, "judge")
+    turn.trace.stages.append(
+        StageSpan("recallgate.judge", started, time.time_ns(), {"recallgate.records.judged": len(questions)})
+    )
     if answers is None:
         return False
     for i, c in enumerate(candidates):

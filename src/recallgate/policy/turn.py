@@ -66,6 +66,8 @@ class Turn:
     hits: list[tuple[str, SearchHit]] = field(default_factory=list)
     kept: list[KeptRecord] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    #: wall-clock start, epoch ns (for spans)
+    started_ns: int = field(default_factory=time.time_ns)
 
     @property
     def cache_key(self) -> tuple[str, str | None, str]:
