@@ -13,16 +13,16 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry import metrics, trace  # noqa: E402
-from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from recallgate import RecallPolicy  # noqa: E402
-from recallgate.demo import DEMO_NAMESPACES, seed_persona  # noqa: E402
-from recallgate.policy.telemetry import MAX_CHARS, bounded  # noqa: E402
+from recallgate import RecallPolicy
+from recallgate.demo import DEMO_NAMESPACES, seed_persona
+from recallgate.policy.telemetry import MAX_CHARS, bounded
 
 DRINK = "I'd like a drink, what should I get?"
 
