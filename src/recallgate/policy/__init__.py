@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .config import FittedThreshold, ThresholdConfig, read_config, write_config
 from .log import DecisionLog, LoggedTurn
+from .options import RecallOptions
 from .pack import CLOSE_TAG, OPEN_TAG, count_tokens, escape_memory_text, pack_context
-from .policy import KeptRecord, Recall, RecallOptions, RecallPolicy, message_text
+from .policy import KeptRecord, Recall, RecallPolicy, message_text
 from .stats import RecallStats
 from .thresholds import Thresholds
 from .trace import Candidate, Trace

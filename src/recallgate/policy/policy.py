@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
-
-import numpy as np
 
 from ..deciders import BaseDecider, Decider, as_decider, default_decider
 from ..deciders.questions import Question
@@ -21,9 +15,11 @@ from ..records import resolve_namespace
 from ..stores.base import Searcher
 from . import stages
 from .breaker import CircuitBreaker
+from .cache import DecisionCache
 from .config import ConfigPath, config_from_env, read_config
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
+from .options import RecallOptions
 from .stats import RecallStats
 from .telemetry import Telemetry
 from .thresholds import Thresholds
@@ -33,72 +29,7 @@ from .wording import GATE, ROUTE, gate_question, route_question
 
 __all__ = ["KeptRecord", "Recall", "RecallOptions", "RecallPolicy", "message_text"]
 
-KeepRule = stages.KeepRule
 _DEFAULT: Any = object()
-
-
-@dataclass(frozen=True)
-class RecallOptions:
-    """Everything a policy can be tuned by (each is also a keyword of :class:`RecallPolicy`).
-
-    Thresholds left at None come from a fitted config or the decider's measured default (see
-    :mod:`recallgate.policy.thresholds`).
-    """
-
-    #: records searched per namespace (stock: and kept when they pass ``relevance_score``)
-    top_k: int = 10
-    #: the stock arm's score floor (``decider=None``)
-    relevance_score: float = 0.2
-    gate_threshold: float | None = None
-    #: the store-aware gate's lower threshold (the message names something the memory mentions)
-    gate_named_threshold: float | None = None
-    judge_threshold: float | None = None
-    #: keep records within this of the best one of the turn (the relative rule)
-    relative_delta: float | None = None
-    keep: KeepRule = "both"
-    max_records: int | None = None
-    max_record_chars: int = 600
-    max_context_chars: int = 4000
-    max_state_chars: int = 2000
-    #: the gated arm fuses full-text and dense search; the stock arm is always dense, as upstream
-    search_mode: Literal["dense", "hybrid"] = "hybrid"
-    #: turns whose query embedding and gate answers are remembered (LRU; 0 turns it off)
-    cache_size: int = 256
-    decider_timeout_s: float = 2.0
-    store_timeout_s: float = 5.0
-    breaker_threshold: int = 3
-    breaker_cooldown_s: float = 30.0
-
-    def __post_init__(self) -> None:
-        if self.top_k < 1:
-            raise UsageError(f"top_k must be at least 1, got {self.top_k}")
-        if self.keep not in ("absolute", "relative", "both"):
-            raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {self.keep!r}")
-        if self.search_mode not in ("dense", "hybrid"):
-            raise UsageError(f"search_mode must be 'dense' or 'hybrid', got {self.search_mode!r}")
-
-    @classmethod
-    def of(cls, base: RecallOptions | None, overrides: Mapping[str, Any]) -> RecallOptions:
-        """``base`` with ``overrides``; an unknown name is a :class:`UsageError` listing the known ones."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise UsageError(f"unknown RecallPolicy option(s) {unknown}; known: {', '.join(sorted(known))}")
-        return dataclasses.replace(base or cls(), **overrides)
-
-    @property
-    def limits(self) -> stages.Limits:
-        return stages.Limits(
-            self.max_records, self.max_record_chars, self.max_context_chars, self.max_state_chars
-        )
-
-    def given_thresholds(self) -> dict[str, float | None]:
-        return {
-            "gate": self.gate_threshold,
-            "judge": self.judge_threshold,
-            "judge_relative": self.relative_delta,
-            "gate_named": self.gate_named_threshold,
-        }
 
 
 class RecallPolicy:
@@ -193,10 +124,7 @@ class RecallPolicy:
         self._owns_log = self.log is not None and not isinstance(log, DecisionLog)
         # Repeated messages within a session ("ok", "thanks", a retried turn) reuse the query
         # embedding and the gate's answers: bounded LRU, counted in stats.cache_hits/misses.
-        self._cache: OrderedDict[tuple[str, str | None, str], tuple[np.ndarray, dict[str, Any] | None]] = (
-            OrderedDict()
-        )
-        self._cache_lock = threading.Lock()
+        self._cache = DecisionCache(self.options.cache_size, self.stats)
 
     def __getattr__(self, name: str) -> Any:
         # ``policy.top_k``, ``policy.decider_timeout_s``, ...: the options, read-only.
@@ -286,7 +214,7 @@ class RecallPolicy:
             turn.ended = True
             return turn
         self.stats.add(baseline_retrievals=1)
-        cached = self._cache_get(turn.cache_key)
+        cached = self._cache.get(turn.cache_key)
         if cached is not None:
             turn.vector, turn.gate_answers = cached
             turn.trace.cache_hit = True
@@ -295,7 +223,7 @@ class RecallPolicy:
             return turn
         turn.trace.timings_ms["embed"] = turn.elapsed_ms()
         if self.decider is None:
-            self._cache_put(turn.cache_key, turn.vector, None)
+            self._cache.put(turn.cache_key, turn.vector, None)
         return turn
 
     def _decide(self, turn: Turn) -> bool:
@@ -307,7 +235,7 @@ class RecallPolicy:
             stages.ask_gate(turn, self.guarded_decider, self.gate_questions(), self.stats)
             if turn.gate_answers is not None:
                 # Only answers that came back are cached: a failure is retried next time.
-                self._cache_put(turn.cache_key, turn.vector, turn.gate_answers)
+                self._cache.put(turn.cache_key, turn.vector, turn.gate_answers)
         is_open = stages.open_gate(
             turn,
             self.thresholds.get("gate", 0.5),
@@ -365,28 +293,6 @@ class RecallPolicy:
                 self.stats.error("log", error_kind(exc))
                 recall.trace.errors.append(f"log: {type(exc).__name__}: {exc}")
         return recall
-
-    # ---- the decision cache -----------------------------------------------------------------------
-    def _cache_get(self, key: tuple[str, str | None, str]) -> tuple[np.ndarray, dict[str, Any] | None] | None:
-        if not self.options.cache_size:
-            return None
-        with self._cache_lock:
-            entry = self._cache.get(key)
-            if entry is not None:
-                self._cache.move_to_end(key)
-        self.stats.add(**({"cache_hits": 1} if entry is not None else {"cache_misses": 1}))
-        return entry
-
-    def _cache_put(
-        self, key: tuple[str, str | None, str], vector: np.ndarray | None, answers: dict[str, Any] | None
-    ) -> None:
-        if not self.options.cache_size or vector is None:
-            return
-        with self._cache_lock:
-            self._cache[key] = (vector, answers)
-            self._cache.move_to_end(key)
-            while len(self._cache) > self.options.cache_size:
-                self._cache.popitem(last=False)
 
     # ---- the rest ---------------------------------------------------------------------------------
     def gate_questions(self) -> dict[str, Question]:
