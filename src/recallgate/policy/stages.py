@@ -220,12 +220,12 @@ def take_hits(
     trace = turn.trace
     trace.namespaces_searched = list(turn.namespaces)
     trace.searched_templates = list(turn.templates)
-    elapsed = _ms(started)
-    trace.timings_ms["search"] = elapsed
-    if outcomes is None:  # the circuit was open: nothing was searched
+    if outcomes is None:  # the circuit was open: nothing was searched, so nothing is timed
         trace.error_kinds.append("store:circuit_open")
         trace.notes.append("store error: nothing injected this turn")
         return
+    elapsed = _ms(started)
+    trace.timings_ms["search"] = elapsed
     stats.add(retrievals=1, memory_ms=elapsed)
     failed = False
     hits: list[tuple[str, SearchHit]] = []
