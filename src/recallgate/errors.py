@@ -73,7 +73,6 @@ class QuestionError(UsageError):
     """A question is malformed; raised before any network call, naming the question."""
 
 
-
 def error_kind(exc: BaseException) -> str:
     """A short kind for counting a failure: ``timeout``, ``unavailable``, else the error's own
     ``kind`` (or an AWS-style ``code``), else the exception's class name."""

@@ -125,7 +125,8 @@ def truncate_state(state: str, limit: int | None) -> tuple[str, str | None]:
 class BaseDecider(ABC):
     """A decision backend: subclasses set ``name`` and ``capabilities`` and implement :meth:`_answer`."""
 
-    name: ClassVar[str] = "decider"
+    #: an instance attribute as far as types go (the :class:`Decider` protocol reads it)
+    name: str = "decider"
     capabilities: ClassVar[Capabilities] = Capabilities()
     #: characters of the state the backend reads; a longer state is cut, with a warning
     max_state_chars: int | None = None
@@ -163,7 +164,7 @@ class BaseDecider(ABC):
             error.kind = error_kind(exc) if isinstance(exc, OSError) else "error"
             raise error from exc
         warnings.extend(reply.warnings)
-        usage = {k: float(v) for k, v in reply.usage.items()}
+        usage = dict(reply.usage)  # as reported: token counts stay ints
         self._account(usage)
         return Decision(answers, warnings, usage)
 
@@ -193,10 +194,10 @@ class BaseDecider(ABC):
         totals = dict(self.__dict__.get("_usage_totals") or {"calls": 0.0})
         return {k: (int(v) if float(v).is_integer() else v) for k, v in totals.items()}
 
-    def warm_up(self, questions: Mapping[str, Question] | None = None) -> None:
+    def warm_up(self, questions: Mapping[str, Question] | None = None) -> None:  # noqa: B027
         """Load what the first call would load (models, cached wordings). Nothing by default."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027
         """Release connections or models. Nothing by default."""
 
     def __enter__(self) -> BaseDecider:
@@ -215,7 +216,7 @@ class _ForeignDecider(BaseDecider):
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.name = str(getattr(inner, "name", None) or type(inner).__name__)  # type: ignore[misc]
+        self.name = str(getattr(inner, "name", None) or type(inner).__name__)
         self.capabilities = Capabilities(  # type: ignore[misc]
             local=bool(getattr(inner, "local", False)),
             sends_examples=bool(getattr(inner, "accepts_examples", False)),
