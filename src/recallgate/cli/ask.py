@@ -7,7 +7,8 @@
 
 Questions are named ``noul_0``, ``choice_0``, ``score_0`` ... in the order given. With
 ``--json`` the one object printed holds ``answers`` (systemone-shaped), ``backend``,
-``latency_ms``, ``warnings`` and, where the backend reports them, ``usage`` and cost.
+``model``, ``latency_ms``, ``warnings`` and ``usage`` (what the backend reported for this
+call: tokens, requests, cost; empty for in-process backends), the same keys for every backend.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import argparse
 import time
 from typing import Any
 
-from ..deciders import make_decider
-from ..deciders.questions import ChoiceAnswer, Question, ScoreAnswer, parse_answers, validate_request
+from ..deciders import as_decider, make_decider
+from ..deciders.questions import ChoiceAnswer, Question, ScoreAnswer, validate_request
 from ..deciders.wire import answers_to_wire
 from ..errors import UsageError
 from . import emit_json
@@ -127,29 +128,23 @@ def _value(text: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     questions = build_questions(args)  # bad questions fail before a backend is built
-    decider = make_decider(args.decider, **_options(args))
-    wire = {name: q.to_wire() for name, q in questions.items()}
+    decider = as_decider(make_decider(args.decider, **_options(args)))
     started = time.perf_counter()
     try:
-        answers = decider.ask(args.state, wire)
+        decision = decider.decide(args.state, questions)
     finally:
         latency_ms = (time.perf_counter() - started) * 1000.0
-        close = getattr(decider, "close", None)
-        if callable(close):
-            close()
+        decider.close()
 
-    answers = parse_answers(questions, answers)
-    warnings = list(getattr(decider, "last_warnings", []) or [])
+    answers, warnings = decision.answers, decision.warnings
     payload: dict[str, Any] = {
-        "backend": getattr(decider, "name", args.decider),
+        "backend": decider.name,
         "model": getattr(decider, "model", None),
         "latency_ms": round(latency_ms, 3),
         "answers": answers_to_wire(answers),
         "warnings": warnings,
+        "usage": decision.usage,  # what this call reported: tokens, requests, cost ({} in-process)
     }
-    usage = getattr(decider, "usage", None)
-    if callable(usage):
-        payload["usage"] = usage()
     if args.json:
         emit_json(payload)
         return 0

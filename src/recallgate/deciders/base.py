@@ -126,7 +126,8 @@ def truncate_state(state: str, limit: int | None) -> tuple[str, str | None]:
 class BaseDecider(ABC):
     """A decision backend: subclasses set ``name`` and ``capabilities`` and implement :meth:`_answer`."""
 
-    name: ClassVar[str] = "decider"
+    #: an instance attribute as far as types go (the :class:`Decider` protocol reads it)
+    name: str = "decider"
     capabilities: ClassVar[Capabilities] = Capabilities()
     #: characters of the state the backend reads; a longer state is cut, with a warning
     max_state_chars: int | None = None
@@ -164,7 +165,7 @@ class BaseDecider(ABC):
             error.kind = error_kind(exc) if isinstance(exc, OSError) else "error"
             raise error from exc
         warnings.extend(reply.warnings)
-        usage = {k: float(v) for k, v in reply.usage.items()}
+        usage = dict(reply.usage)  # as reported: token counts stay ints
         self._account(usage)
         return Decision(answers, warnings, usage)
 
@@ -217,7 +218,7 @@ class _ForeignDecider(BaseDecider):
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.name = str(getattr(inner, "name", None) or type(inner).__name__)  # type: ignore[misc]
+        self.name = str(getattr(inner, "name", None) or type(inner).__name__)
         self.capabilities = Capabilities(  # type: ignore[misc]
             local=bool(getattr(inner, "local", False)),
             sends_examples=bool(getattr(inner, "accepts_examples", False)),

@@ -41,7 +41,6 @@ import yaml
 
 from ..deciders.questions import Answer, ChoiceAnswer, Example, Question, ScoreAnswer, as_question
 from ..errors import QuestionError, UsageError
-from ..policy.config import json_failure
 from ..policy.wording import (
     GATE_CRITERIA,
     GATE_INSTRUCTIONS,
@@ -51,6 +50,7 @@ from ..policy.wording import (
     gate_question,
     judge_question,
 )
+from ..text import json_failure
 
 __all__ = [
     "Candidate",

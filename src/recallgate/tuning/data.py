@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..policy.config import json_failure
 from ..records import render_text
+from ..text import json_failure
 
 __all__ = [
     "BUILTIN_SETS",
