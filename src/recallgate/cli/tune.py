@@ -25,7 +25,7 @@ from ..tuning import (
     tune_gate,
     tune_validator,
 )
-from ..tuning.candidates import Candidate, Role
+from ..tuning.candidates import Role, WordingCandidate
 from . import emit_json, progress_enabled
 from .common import add_decider, add_json, decider_from_args, table
 
@@ -103,14 +103,14 @@ def _common(parser: argparse.ArgumentParser, role: Role) -> None:
 # ---- running --------------------------------------------------------------------------
 
 
-def _candidates(args: argparse.Namespace) -> tuple[list[Candidate], str]:
+def _candidates(args: argparse.Namespace) -> tuple[list[WordingCandidate], str]:
     if args.candidates:
         return load_candidates(args.candidates, args.role)
     candidates = default_candidates(args.role)
     return candidates, candidates[0].name
 
 
-def _prepare(args: argparse.Namespace) -> tuple[list[Candidate], str, Decider]:
+def _prepare(args: argparse.Namespace) -> tuple[list[WordingCandidate], str, Decider]:
     """Everything that can be checked before the first decider call."""
     candidates, default = _candidates(args)
     if args.write_config and not any(c.is_shipped(args.role) for c in candidates):
@@ -165,7 +165,7 @@ def run_validator(args: argparse.Namespace) -> int:
 
 
 def run_named_gate(args: argparse.Namespace) -> int:
-    from ..bench.locomo import SPLITS
+    from ..datasets.locomo import SPLITS
     from ..tuning.named_gate import fit_named_gate, load_negatives
 
     if args.split != "dev":

@@ -24,7 +24,7 @@ from ..deciders.questions import MAX_QUESTIONS, Answer, Question
 from ..errors import DeciderError
 from ..policy.config import ResolvedThreshold, ThresholdConfig, config_from_env, resolve_threshold
 from . import metrics
-from .candidates import Candidate, Role
+from .candidates import Role, WordingCandidate
 from .data import CaseSet, LabelSet
 
 __all__ = [
@@ -219,7 +219,7 @@ def _run(
 
 
 def _configured(
-    candidate: Candidate, role: Role, backend: str, config: ThresholdConfig | None
+    candidate: WordingCandidate, role: Role, backend: str, config: ThresholdConfig | None
 ) -> ResolvedThreshold:
     """The threshold the policy would use for the shipped wording; a wording's own otherwise."""
     if candidate.threshold is not None:
@@ -236,7 +236,7 @@ def _configured(
 def tune_gate(
     decider: Decider,
     labels: LabelSet,
-    candidates: Sequence[Candidate],
+    candidates: Sequence[WordingCandidate],
     *,
     default: str | None = None,
     workers: int = DEFAULT_WORKERS,
@@ -325,7 +325,7 @@ def _gate_metrics(scores: list[float], labels: list[bool], configured: float) ->
 def tune_validator(
     decider: Decider,
     cases: CaseSet,
-    candidates: Sequence[Candidate],
+    candidates: Sequence[WordingCandidate],
     *,
     default: str | None = None,
     workers: int = DEFAULT_WORKERS,
