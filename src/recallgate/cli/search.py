@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from ..errors import UsageError
-from ..records import resolve_namespace
+from ..records import resolve_namespace, validate_id
 from . import emit_json
 from .common import add_json, add_store, existing_store_from_args
 
@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             'empty query: give the text to search for, e.g. recallgate search "drink preference"'
         )
+    validate_id(args.actor, "actor_id")  # bad input fails before the store is even looked for
     # Read-only: a mistyped --store is an error naming the path, never a new empty store.
     store = existing_store_from_args(args)
     try:
