@@ -139,6 +139,26 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _usage(decider: Any) -> dict[str, Any] | None:
+    """The backend's usage counters so far, or None when it keeps none."""
+    usage = getattr(decider, "usage", None)
+    return dict(usage()) if callable(usage) else None
+
+
+def _call_usage(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+    """This one call's usage, with the same keys for every backend: the counters' growth over
+    the call (a backend instance may be shared and count earlier calls too), or ``calls: 1``
+    for a backend that keeps no counters (an in-process model still made exactly this call)."""
+    if after is None:
+        return {"calls": 1}
+    out: dict[str, Any] = {}
+    for key, value in after.items():
+        old = (before or {}).get(key, 0)
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        out[key] = value - old if numeric and isinstance(old, (int, float)) else value
+    return out
+
+
 def _value(text: str) -> Any:
     for convert in (int, float):
         try:
@@ -152,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
     questions = build_questions(args)  # bad questions fail before a backend is built
     decider = make_decider(args.decider, **_options(args))
     wire = {name: q.to_wire() for name, q in questions.items()}
+    before = _usage(decider)
     started = time.perf_counter()
     try:
         answers = decider.ask(args.state, wire)
@@ -161,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
         if callable(close):
             close()
 
+    after = _usage(decider)
     answers = parse_answers(questions, answers)
     warnings = list(getattr(decider, "last_warnings", []) or [])
     payload: dict[str, Any] = {
@@ -170,10 +192,7 @@ def run(args: argparse.Namespace) -> int:
         "answers": answers_to_wire(answers),
         "warnings": warnings,
     }
-    # Every backend's object has the same keys: one that keeps no usage counters (an in-process
-    # model) still made exactly this one call.
-    usage = getattr(decider, "usage", None)
-    payload["usage"] = usage() if callable(usage) else {"calls": 1}
+    payload["usage"] = _call_usage(before, after)
     if args.json:
         emit_json(payload)
         return 0
