@@ -7,8 +7,8 @@
 
 Questions are named ``noul_0``, ``choice_0``, ``score_0`` ... in the order given. With
 ``--json`` the one object printed holds ``answers`` (systemone-shaped), ``backend``,
-``model``, ``latency_ms``, ``warnings`` and ``usage`` (what the backend reported for this
-call: tokens, requests, cost; empty for in-process backends), the same keys for every backend.
+``model``, ``latency_ms``, ``warnings`` and ``usage`` (this call: ``calls`` and, where the backend
+reports them, tokens, requests and cost), the same keys for every backend.
 """
 
 from __future__ import annotations
@@ -35,26 +35,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_decider(parser)
     parser.add_argument("--state", required=True, help="the text to decide about")
     parser.add_argument(
-        "--noul", action="append", default=[], metavar="QUESTION", help="a yes/no question (repeatable)"
+        "--noul",
+        action="append",
+        default=[],
+        metavar="QUESTION",
+        help="a yes/no question (repeatable; default none)",
     )
-    parser.add_argument("--criteria-true", default=None, metavar="TEXT", help="when a noul is true")
-    parser.add_argument("--criteria-false", default=None, metavar="TEXT", help="when a noul is false")
     parser.add_argument(
-        "--choice", action="append", default=[], metavar="Q=A,B,C", help="a choice question (repeatable)"
+        "--criteria-true", default=None, metavar="TEXT", help="when a noul is true (default: no criteria)"
     )
     parser.add_argument(
-        "--score", action="append", default=[], metavar="Q=L1,L2,L3", help="a score question (repeatable)"
+        "--criteria-false", default=None, metavar="TEXT", help="when a noul is false (default: no criteria)"
     )
-    parser.add_argument("--model", default=None, help="model name for backends that take one")
     parser.add_argument(
-        "--timeout", type=float, default=None, help="total timeout in seconds (HTTP backends)"
+        "--choice",
+        action="append",
+        default=[],
+        metavar="Q=A,B,C",
+        help="a choice question (repeatable; default none)",
+    )
+    parser.add_argument(
+        "--score",
+        action="append",
+        default=[],
+        metavar="Q=L1,L2,L3",
+        help="a score question (repeatable; default none)",
+    )
+    parser.add_argument(
+        "--model", default=None, help="model name for backends that take one (default: the backend's default)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="total timeout in seconds (HTTP backends; default: the backend's, e.g. 10 for systemone)",
     )
     parser.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="any other backend option, e.g. checkpoint=/path or endpoint_name=my-endpoint (repeatable)",
+        help="any other backend option, e.g. checkpoint=/path or endpoint_name=my-endpoint "
+        "(repeatable; default none)",
     )
     add_json(parser)
     parser.set_defaults(func=run)
@@ -143,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         "latency_ms": round(latency_ms, 3),
         "answers": answers_to_wire(answers),
         "warnings": warnings,
-        "usage": decision.usage,  # what this call reported: tokens, requests, cost ({} in-process)
+        "usage": {"calls": 1, **decision.usage},  # this call: tokens, requests, cost where reported
     }
     if args.json:
         emit_json(payload)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from tqdm import tqdm
 
@@ -19,8 +20,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run LoCoMo's questions through the stock arm (top-k per namespace, keep all) and the "
         "gated arm over a store holding every observation of each conversation.",
     )
-    parser.add_argument("--data", required=True, metavar="DIR", help="directory with LoCoMo's NN.json files")
-    parser.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    parser.add_argument(
+        "--data",
+        required=True,
+        metavar="DIR",
+        help="directory with LoCoMo's NN.json files (README: where LoCoMo comes from)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=["dev", "test", "all"],
+        default="dev",
+        help="conversations to run: dev (26, 30, 41-43), test (44, 47-50) or all (default %(default)s)",
+    )
     add_decider(parser)
     parser.add_argument("--top-k", type=int, default=10, help="records searched per namespace (default 10)")
     parser.add_argument(
@@ -51,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     def start(total: int) -> None:
         nonlocal bar
         if progress_enabled(args):
-            bar = tqdm(total=total, unit="q", desc=f"LoCoMo {args.split}", leave=False)
+            bar = tqdm(total=total, unit="q", desc=f"LoCoMo {args.split}", leave=False, file=sys.stderr)
 
     result = run_locomo(
         args.data,

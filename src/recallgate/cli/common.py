@@ -33,7 +33,12 @@ def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> N
         metavar="NAME",
         help="decision backend (default %(default)s)",
     )
-    parser.add_argument("--url", default=None, help="URL of an HTTP decision backend (systemone, llm, ...)")
+    parser.add_argument(
+        "--url",
+        default=None,
+        help="URL of an HTTP decision backend (systemone, llm, ...; default: the backend's own "
+        "environment variable, e.g. RECALLGATE_SYSTEMONE_URL)",
+    )
 
 
 def decider_from_args(args: argparse.Namespace) -> Decider | None:
@@ -48,7 +53,26 @@ def decider_from_args(args: argparse.Namespace) -> Decider | None:
 
 
 def store_from_args(args: argparse.Namespace) -> MemoryStore:
+    """The store ``--store`` names, created when it does not exist yet (commands that write)."""
     return open_store(args.store)
+
+
+def existing_store_from_args(args: argparse.Namespace) -> MemoryStore:
+    """The store ``--store`` names, for commands that only read: a store that does not exist is
+    a usage error naming it, and nothing is created (a typo must not leave an empty store)."""
+    return open_existing_store(args.store)
+
+
+def open_existing_store(url: str) -> MemoryStore:
+    """Open a store that must already exist (see :func:`existing_store_from_args`).
+
+    SQLite: the file must exist and hold a recallgate store. PostgreSQL: the schema must exist
+    (nothing is created in the database). AgentCore: opening never creates a memory.
+    """
+    scheme = url.split("://", 1)[0].lower() if isinstance(url, str) and "://" in url else ""
+    if scheme in ("sqlite", "postgres", "postgresql", "postgresql+psycopg"):
+        return open_store(url, create=False)
+    return open_store(url)
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:

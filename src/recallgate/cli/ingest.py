@@ -12,7 +12,8 @@ or one whole conversation::
 blocks are read). ``session_id`` defaults to the file's name; ``actor_id``, when a line has
 one, must be the ``--actor``; ``timestamp`` (epoch seconds) is optional. Blank lines are
 ignored. A malformed line is reported with its line number and skipped, the rest is still
-loaded, and the exit code is 1. Lines already in the store (same session, role and text)
+loaded, and the exit code is 1; when no line can be loaded the store is not opened (nothing
+is created) and the summary says nothing was loaded. Lines already in the store (same session, role and text)
 are not loaded twice, and every event of the file is extracted again (consolidation keeps
 the records it already has, "unchanged"), so re-running the same file is harmless and
 completes a run that was stopped between loading its events and extracting them.
@@ -58,8 +59,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="rules",
         help="rules (offline, default), openai (any OpenAI-compatible endpoint) or bedrock",
     )
-    parser.add_argument("--model", default=None, help="model name for the openai / bedrock extractors")
-    parser.add_argument("--base-url", default=None, help="endpoint of an OpenAI-compatible server")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model name for the openai / bedrock extractors (default none: required there)",
+    )
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        help="endpoint of an OpenAI-compatible server (default: OPENAI_BASE_URL, else api.openai.com)",
+    )
     add_json(parser)
     parser.set_defaults(func=run)
 
@@ -153,10 +162,13 @@ def run(args: argparse.Namespace) -> int:
     events, errors, lines = parse_lines(path, actor)
     for error in errors if not args.json else []:
         sys.stderr.write(f"{path}:{error['line']}: {error['error']}\n")
-    store = store_from_args(args)
     notes: list[str] = []
     if lines == 0:
         notes.append(f"{path} is empty: nothing to ingest")
+    if not events:
+        # Nothing to load: the store is not opened, so a file of bad lines leaves nothing behind.
+        return _nothing_loaded(args, path, actor, extractor.name, lines, errors, notes)
+    store = store_from_args(args)
     # Skip messages already loaded: re-running a file must not duplicate events or records.
     existing: dict[tuple[str, str, str], list[Event]] = {}
     for stored in store.list_events(actor) if events else []:
@@ -221,8 +233,47 @@ def run(args: argparse.Namespace) -> int:
                 f"{updated} updated, {unchanged} already known"
             )
         if errors:
-            print(f"{len(errors)} malformed line(s) skipped (see above); the rest was loaded")
+            rest = "the rest was loaded" if new_events else "the other lines were already in the store"
+            print(f"{len(errors)} malformed line(s) skipped (see above); {rest}")
     store.close()
+    return 1 if errors else 0
+
+
+def _nothing_loaded(
+    args: argparse.Namespace,
+    path: Path,
+    actor: str,
+    extractor: str,
+    lines: int,
+    errors: list[dict[str, Any]],
+    notes: list[str],
+) -> int:
+    """The summary when no line of the file could be loaded (empty, or every line malformed)."""
+    if errors:
+        notes.append(f"no line of {path} could be loaded ({len(errors)} malformed): nothing was loaded")
+    if args.json:
+        emit_json(
+            {
+                "file": str(path),
+                "actor_id": actor,
+                "store": args.store,
+                "extractor": extractor,
+                "lines": lines,
+                "events_loaded": 0,
+                "events_already_loaded": 0,
+                "sessions": [],
+                "memories_extracted": 0,
+                "records_added": 0,
+                "records_updated": 0,
+                "records_unchanged": 0,
+                "records": [],
+                "errors": errors,
+                "notes": notes,
+            }
+        )
+    else:
+        for note in notes:
+            print(note)
     return 1 if errors else 0
 
 

@@ -8,6 +8,7 @@ thousands of records, which is why no approximate index is used here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -125,14 +126,43 @@ def _check_writable(path: str) -> None:
         raise UsageError(f"cannot create store {path!r}: no permission to write in {str(parent)!r}")
 
 
+def _check_existing(path: str) -> None:
+    """A recallgate store must already be at ``path``; checked without writing to the file."""
+    if path == ":memory:":
+        return
+    target = Path(path)
+    if not target.exists():
+        raise UsageError(
+            f"no store at {path!r} (nothing was created; `recallgate demo` or `recallgate ingest` makes one)"
+        )
+    if target.is_dir():
+        raise UsageError(f"store path {path!r} is a directory")
+    try:
+        with contextlib.closing(sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"{path!r} is not a recallgate store: {exc}") from exc
+    if found is None:
+        raise UsageError(f"{path!r} is not a recallgate store (it has no recallgate tables)")
+
+
 class SQLiteStore(ThreadedAsyncMethods):
     """The embedded default store (``sqlite:///path`` or ``sqlite://:memory:``)."""
 
     local = True
 
-    def __init__(self, url: str = "sqlite://:memory:", *, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, url: str = "sqlite://:memory:", *, embedder: Embedder | None = None, create: bool = True
+    ) -> None:
+        """``create=False`` opens only an existing recallgate store (read-only commands): a missing
+        file, or a database without recallgate's tables, is a :class:`UsageError` and nothing is
+        created or changed."""
         self.url = url
         self.path = _parse_path(url)
+        if not create:
+            _check_existing(self.path)
         _check_writable(self.path)
         self.embedder: Embedder = embedder or default_embedder()
         limit_blas_threads()

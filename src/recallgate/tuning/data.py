@@ -9,7 +9,10 @@ asked anything: a typo on line 57 must not surface after 56 paid calls.
   [key], "irrelevant": [key]}]}``. A record may be a JSON preference blob (as a string or an
   object); it is rendered to prose first, as the policy renders it before judging.
 
-``builtin:seed`` names the seed's small sets shipped as package data.
+``builtin:NAME`` names a set shipped as package data: ``seed`` (the seed's small sets: 20
+utterances, 4 queries), ``heldout`` (written for recallgate and never fitted on: 95 utterances,
+12 queries; for reporting) and ``dev`` (validator cases the embedded judge's scales were
+fitted on; no gate labels).
 """
 
 from __future__ import annotations
@@ -38,8 +41,12 @@ __all__ = [
     "parse_labels",
 ]
 
-#: ``builtin:NAME`` -> package holding ``gate_labels.jsonl`` and ``validator_cases.json``.
-BUILTIN_SETS = {"seed": "recallgate.data.seed"}
+#: ``builtin:NAME`` -> package holding ``gate_labels.jsonl`` and/or ``validator_cases.json``.
+BUILTIN_SETS = {
+    "seed": "recallgate.data.seed",
+    "heldout": "recallgate.data.heldout",
+    "dev": "recallgate.data.dev",
+}
 GATE_FILE = "gate_labels.jsonl"
 CASES_FILE = "validator_cases.json"
 
@@ -106,8 +113,18 @@ def _read(spec: str, builtin_file: str) -> tuple[str, bytes]:
             raise UsageError(
                 f"unknown built-in set {spec!r}; available: builtin:{', builtin:'.join(BUILTIN_SETS)}"
             )
-        data = resources.files(BUILTIN_SETS[name]).joinpath(builtin_file).read_bytes()
-        return spec, data
+        resource = resources.files(BUILTIN_SETS[name]).joinpath(builtin_file)
+        if not resource.is_file():
+            holding = [
+                n
+                for n, package in BUILTIN_SETS.items()
+                if resources.files(package).joinpath(builtin_file).is_file()
+            ]
+            raise UsageError(
+                f"built-in set {spec!r} has no {builtin_file}; "
+                f"the sets that do: builtin:{', builtin:'.join(holding)}"
+            )
+        return spec, resource.read_bytes()
     path = Path(spec)
     try:
         return str(path), path.read_bytes()
@@ -128,13 +145,13 @@ def _decode(source: str, data: bytes) -> str:
 
 
 def load_labels(spec: str) -> LabelSet:
-    """Read and validate a gate label file (a path or ``builtin:seed``)."""
+    """Read and validate a gate label file (a path, ``builtin:seed`` or ``builtin:heldout``)."""
     source, data = _read(spec, GATE_FILE)
     return parse_labels(_decode(source, data), source, hashlib.sha256(data).hexdigest())
 
 
 def load_cases(spec: str) -> CaseSet:
-    """Read and validate a validator case file (a path or ``builtin:seed``)."""
+    """Read and validate a validator case file (a path or ``builtin:seed`` / ``dev`` / ``heldout``)."""
     source, data = _read(spec, CASES_FILE)
     return parse_cases(_decode(source, data), source, hashlib.sha256(data).hexdigest())
 

@@ -66,7 +66,9 @@ class PostgresStore(ThreadedAsyncMethods):
     ``url`` is a libpq URL (``postgresql://user:password@host:port/db?sslmode=require``) that
     may also carry ``schema=NAME``. ``connect_timeout`` (seconds) bounds each connection
     attempt, so a wrong host fails with one :class:`StoreError` instead of hanging.
-    ``pool_size`` caps the connections this store keeps open.
+    ``pool_size`` caps the connections this store keeps open. ``create=False`` opens only an
+    existing store (read-only commands): a schema recallgate never made is a :class:`UsageError`
+    and nothing is created in the database.
     """
 
     local = False
@@ -86,6 +88,7 @@ class PostgresStore(ThreadedAsyncMethods):
         iterative_scan: IterativeScan = HNSW_ITERATIVE_SCAN,
         scan_mem_multiplier: float = HNSW_SCAN_MEM_MULTIPLIER,
         size_cache_seconds: float = 30.0,
+        create: bool = True,
     ) -> None:
         conninfo, own, self.url = split_url(url)
         if "schema" in own and not own["schema"]:
@@ -115,6 +118,8 @@ class PostgresStore(ThreadedAsyncMethods):
         )
         self._vector_schema = "public"
         with self._connect() as conn:
+            if not create:
+                self._require_schema(conn)
             self._migrate(conn)
         self._pool: ConnectionPool[psycopg.Connection[TupleRow]] = ConnectionPool(
             self._conninfo,
@@ -170,6 +175,18 @@ class PostgresStore(ThreadedAsyncMethods):
             raise StoreError(f"{action} on {self.url} failed: {reason(exc)}", kind=error_kind(exc)) from exc
 
     # ---- migrations ----------------------------------------------------------------------
+    def _require_schema(self, conn: psycopg.Connection[TupleRow]) -> None:
+        """``create=False`` (read-only commands): the store's schema must already exist."""
+        found = conn.execute(
+            "SELECT 1 FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid "
+            "WHERE n.nspname = %s AND c.relname = 'schema_version'",
+            (self.schema,),
+        ).fetchone()
+        if found is None:
+            raise UsageError(
+                f"no recallgate store in schema {self.schema!r} at {self.url} (nothing was created)"
+            )
+
     def _schema_context(self) -> SchemaContext:
         return SchemaContext(sql.Identifier(self.schema), self._vector_schema, self.dimension)
 
