@@ -189,7 +189,9 @@ def test_ask_json_systemone_and_sparrow_agree(sparrow_url: str, capsys: pytest.C
     assert remote["latency_ms"] > 0 and remote["warnings"] == []
     # Every backend prints the same keys; usage is what the backend reported for this call.
     assert set(remote) == set(local) == {"backend", "model", "latency_ms", "answers", "warnings", "usage"}
-    assert set(remote["usage"]) == {"input_tokens", "output_tokens"} and local["usage"] == {}
+    assert set(remote["usage"]) == {"calls", "input_tokens", "output_tokens"} and local["usage"] == {
+        "calls": 1
+    }
 
 
 def test_ask_json_reports_the_calls_warnings(sparrow_url: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -51,7 +51,7 @@ from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats, message_t
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
 from ..policy.stages import KeepRule
 from ..records import MemoryRecord, SearchHit, validate_id
-from ..stores.agentcore import AgentCoreError
+from ..stores.agentcore import AgentCoreError, validate_memory_id
 from ..stores.base import Query, SearchMode
 
 __all__ = ["GatedAgentCoreMemorySessionManager"]
@@ -106,6 +106,10 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
         unknown = set(thresholds or {}) - set(_THRESHOLD_KEYS)
         if unknown:
             raise UsageError(f"unknown threshold(s) {sorted(unknown)}; use {', '.join(_THRESHOLD_KEYS)}")
+        # A placeholder or mistyped id is one clear line here, not a botocore traceback later.
+        validate_memory_id(
+            getattr(agentcore_memory_config, "memory_id", None), "AgentCoreMemoryConfig.memory_id"
+        )
         super().__init__(agentcore_memory_config, region_name, boto_session, boto_client_config, **kwargs)
         self.decider: Decider | Any | None = default_decider() if decider is _DEFAULT else decider
         self.thresholds = dict(thresholds or {})
