@@ -67,6 +67,7 @@ from ..embeddings import Embedder, default_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
 from .base import Query, SearchMode, ThreadedAsyncMethods, embed_missing, keyword_terms, rrf_fuse, where_equal
+from .urls import choose_embedder
 
 __all__ = [
     "DEFAULT_SCHEMA",
@@ -112,7 +113,7 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 
 
 # Options recallgate reads from the URL's query string; everything else goes to libpq.
-_OWN_PARAMETERS = ("schema",)
+_OWN_PARAMETERS = ("schema", "embedder")
 
 
 # ---- migrations --------------------------------------------------------------------------
@@ -391,7 +392,9 @@ class PostgresStore(ThreadedAsyncMethods):
         self.schema = schema or own.get("schema") or DEFAULT_SCHEMA
         if "\x00" in self.schema or len(self.schema) > 63:
             raise UsageError(f"invalid schema name {self.schema!r} in {self.url!r}")
-        self.embedder: Embedder = embedder or default_embedder()
+        self.embedder: Embedder = (
+            choose_embedder(self.url, embedder, own.get("embedder")) or default_embedder()
+        )
         self.dimension = int(self.embedder.dimension)
         self.connect_timeout = float(connect_timeout)
         self.exact_scan_limit = int(exact_scan_limit)
