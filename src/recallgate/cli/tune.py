@@ -343,6 +343,15 @@ def _print(result: TuneResult, notes: list[str]) -> None:
             f"{default.name}, the policy's keep rule (p >= t and p >= best - d) fitted jointly: "
             f"t = {threshold:.3f}, d = {delta:.3f}, pooled accuracy {accuracy:.0%}"
         )
+    if default.by_language:
+        keys = ("accuracy_at_configured", "auc") if gate else ("mean_auc", "mean_p_at_k")
+        labels = ("acc@conf", "AUC") if gate else ("mean AUC", "mean P@k")
+        print(f"{default.name}, by language:")
+        lang_rows = [
+            [lang, int(figures["n"] or 0)] + [_cell(figures.get(k)) for k in keys]
+            for lang, figures in sorted(default.by_language.items())
+        ]
+        print(table(lang_rows, ["lang", "n", *labels]))
     if result.n < 50:
         print(f"only {result.n} items: these figures show direction, not magnitude")
     for note in notes:

@@ -28,15 +28,16 @@ __all__ = ["LanguageGuess", "guess_language"]
 Kind = Literal["english", "other", "unsupported", "none"]
 
 # Function words, greetings and thanks: the words a short message is most likely to contain.
-_ENGLISH = """
+_ENGLISH_WORDS = """
 a about after again all am an and any are as at be been before being but by can could did do
 does doing don't for from get give got had has have he her here hers him his how i i'd i'll i'm
-i've if in into is it it's its just let me mine my myself need of off on once or our ours out over
-please should so some than thank thanks that the their them then there these they this those to
-too under until up us very was we were what what's when where which while who whom why will with
-would you your yours hello hi hey yes no ok okay sure cool great bye morning evening tonight today
-tomorrow yesterday remind book order suggest recommend tell find buy something anything much many
-""".split()
+i've if in into is it it's its just let me mine my myself need of off on once or our ours out
+over please should so some than thank thanks that the their them then there these they this
+those to too under until up us very was we were what what's when where which while who whom why
+will with would you your yours hello hi hey yes no ok okay sure cool great bye morning evening
+tonight today tomorrow yesterday remind book order suggest recommend tell find buy something
+anything much many
+"""
 _OTHERS = {
     "de": """der die das den dem des ein eine einen einem einer und oder aber ich du er sie es wir ihr
         mein meine meinen meinem mir mich dir dich was wer wie wo wann warum welche welcher welches
@@ -65,8 +66,9 @@ _OTHERS = {
         evet hayır iyi çok""",
 }
 _OTHER_WORDS = frozenset(w for words in _OTHERS.values() for w in words.split())
-_ENGLISH_ONLY = frozenset(_ENGLISH) - _OTHER_WORDS
-_OTHER_ONLY = _OTHER_WORDS - frozenset(_ENGLISH)
+_ENGLISH = frozenset(_ENGLISH_WORDS.split())
+_ENGLISH_ONLY = _ENGLISH - _OTHER_WORDS
+_OTHER_ONLY = _OTHER_WORDS - _ENGLISH
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 # Unicode blocks of the scripts the multilingual model covers (besides Latin).
