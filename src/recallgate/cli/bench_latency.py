@@ -12,7 +12,7 @@ from ..bench.latency import run_latency, serving_rss_mb
 from ..errors import UsageError
 from ..stores import open_store
 from . import emit_json, progress_enabled
-from .common import add_decider, add_json, decider_from_args, table
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 KEYS = [
     ("embed p50 (ms)", "embed_p50_ms"),
@@ -44,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="store URL (default: a fresh SQLite file in a temporary directory)",
     )
     add_decider(parser)
+    add_embedder(parser)
     parser.add_argument(
         "--records",
         type=int,
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if url is None:
         tmp = tempfile.TemporaryDirectory(prefix="recallgate-bench-")
         url = f"sqlite:///{tmp.name}/bench.db"
-    store = open_store(url)
+    store = open_store(url, embedder=embedder_from_args(args))
     show = progress_enabled(args)
     try:
         result = run_latency(

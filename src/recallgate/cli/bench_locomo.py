@@ -9,7 +9,7 @@ from tqdm import tqdm
 from ..bench.locomo import run_locomo
 from ..errors import UsageError
 from . import emit_json, progress_enabled
-from .common import add_decider, add_json, decider_from_args, table
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--data", required=True, metavar="DIR", help="directory with LoCoMo's NN.json files")
     parser.add_argument("--split", choices=["dev", "test", "all"], default="dev")
     add_decider(parser)
+    add_embedder(parser, "the LoCoMo stores (records and questions)")
     parser.add_argument("--top-k", type=int, default=10, help="records searched per namespace (default 10)")
     parser.add_argument(
         "--max-records",
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         decider,
         top_k=args.top_k,
         layout=args.layout,
+        embedder=embedder_from_args(args),
         route=args.route,
         policy_options={"max_records": args.max_records},
         on_start=start,
@@ -75,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"LoCoMo {result['split']}: {result['conversations']} conversations, "
         f"{result['questions']} questions, "
-        f"decider {result['decider']}, layout {result['layout']}, top-k {result['top_k']}\n"
+        f"decider {result['decider']}, embedder {result['embedder']}, layout {result['layout']}, "
+        f"top-k {result['top_k']}\n"
     )
     rows = [
         ("evidence recall", s["recall"], g["recall"]),

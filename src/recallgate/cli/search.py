@@ -10,7 +10,7 @@ from typing import Any
 
 from ..records import resolve_namespace
 from . import emit_json
-from .common import add_json, add_store, store_from_args
+from .common import add_embedder, add_json, add_store, store_from_args
 
 DEFAULT_NAMESPACES = ["/facts/{actorId}", "/preferences/{actorId}"]
 
@@ -23,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("query", help="the text to search for")
     add_store(parser)
+    add_embedder(parser)
     parser.add_argument("--actor", default="demo_user", help="actor id (default %(default)s)")
     parser.add_argument(
         "--namespace",

@@ -27,7 +27,7 @@ from ..tuning import (
 )
 from ..tuning.candidates import Candidate, Role
 from . import emit_json, progress_enabled
-from .common import add_decider, add_json, decider_from_args, table
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,6 +76,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="gate labels whose false rows are the non-memory messages (default: the shipped bank)",
     )
     add_decider(named)
+    add_embedder(named, "the embedded decider (and the LoCoMo stores)")
+    named.set_defaults(embedder_for_decider=True)
     add_json(named)
     named.add_argument(
         "--write-config", metavar="PATH", help="save the fitted threshold for this decider into PATH (merged)"
@@ -90,6 +92,8 @@ def _common(parser: argparse.ArgumentParser, role: Role) -> None:
         help="YAML or JSON file of named questions (default: the shipped wording and contrasting ones)",
     )
     add_decider(parser)
+    add_embedder(parser, "the embedded decider")
+    parser.set_defaults(embedder_for_decider=True)
     add_json(parser)
     parser.add_argument("--report", metavar="OUT.html", help="write a self-contained HTML report with charts")
     parser.add_argument(
@@ -186,6 +190,7 @@ def run_named_gate(args: argparse.Namespace) -> int:
             decider,
             split=args.split,
             negatives_path=args.negatives,
+            embedder=embedder_from_args(args),
             progress=bar.update if bar else None,
         )
     finally:

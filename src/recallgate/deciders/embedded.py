@@ -140,7 +140,11 @@ class EmbeddedDecider:
         always; ``False`` never; or pass an embedder.
         """
         self._embedder = embedder
-        self.params = params or EmbeddedParams()
+        if params is None:
+            params = EmbeddedParams()
+            if getattr(embedder, "name", None) == USE_NAME:  # its judge logistic, fitted for it
+                params = params.for_multilingual()
+        self.params = params
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._bank: np.ndarray | None = None
