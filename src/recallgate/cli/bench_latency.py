@@ -27,6 +27,13 @@ KEYS = [
     ("decisions / s", "decisions_per_s"),
     ("RSS serving the store (MB)", "rss_mb"),
     ("RSS of this bench process (MB)", "rss_mb_bench_process"),
+    ("language guess p50 (ms)", "language_guess_p50_ms"),
+]
+#: shown when the decider embeds turns in other languages with a second model
+MULTILINGUAL_KEYS = [
+    ("2nd embedding, message p50 (ms)", "multilingual_embed_p50_ms"),
+    ("2nd embedding, 20 new records p50 (ms)", "multilingual_embed20_p50_ms"),
+    ("decision overhead, other language p50 (ms)", "multilingual_decision_overhead_p50_ms"),
 ]
 
 
@@ -103,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
         f"decider {result['decider']}, {result['records']} records, remote store delay "
         f"{result['remote_store_ms']} ms, {result['cores']} cores\n"
     )
-    print(table([(label, result[key]) for label, key in KEYS], ["", "value"]))
+    keys = KEYS + (MULTILINGUAL_KEYS if result.get("multilingual_embedder") else [])
+    print(table([(label, result[key]) for label, key in keys], ["", "value"]))
+    if result.get("multilingual_embedder"):
+        print(f"(messages not in English are decided with {result['multilingual_embedder']})")
     ratio = result["demo_wall_gated_ms"] / max(result["demo_wall_stock_ms"], 1e-9)
     print(f"\ngated demo wall clock = {ratio:.0%} of stock")
     return 0
