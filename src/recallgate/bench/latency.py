@@ -23,12 +23,36 @@ import numpy as np
 from ..deciders import Decider, DecisionHints
 from ..deciders import ask as ask_decider
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
+from ..embeddings.language import guess_language
 from ..policy import RecallPolicy
 from ..policy.wording import GATE, ROUTE, gate_question, judge_question, route_question
 from ..records import MemoryRecord, SearchHit, resolve_namespace
 from ..stores.base import MemoryStore
 
-__all__ = ["MESSAGES", "DelayedStore", "add_synthetic_records", "rss_mb", "run_latency", "serving_rss_mb"]
+__all__ = [
+    "MESSAGES",
+    "MESSAGES_MULTILINGUAL",
+    "DelayedStore",
+    "add_synthetic_records",
+    "rss_mb",
+    "run_latency",
+    "serving_rss_mb",
+]
+
+#: Messages in other languages: on these the embedded decider embeds once more, with the
+#: multilingual model (the second embedding of a turn that is not English).
+MESSAGES_MULTILINGUAL = [
+    "¿Qué me pido de beber?",
+    "Was soll ich heute Abend kochen?",
+    "Réserve-moi un vol pour la semaine prochaine",
+    "Cosa regalo al mio cane?",
+    "Obrigado, isso ajuda",
+    "Какая столица Перу?",
+    "今週末の予定を立てて",
+    "이 함수 좀 검토해 줄래?",
+    "帮我订一张去上海的机票",
+    "ما هو أفضل مشروب لي الآن؟",
+]
 
 #: Assorted user messages the benchmarks cycle through (memory questions and small talk).
 MESSAGES = [
@@ -256,6 +280,10 @@ def run_latency(
         judge_ms = _timed(judge, repeats, warmup)
         overhead_ms = _timed(overhead, repeats, warmup)
 
+    multilingual = _multilingual_figures(
+        decider, embedder, candidates, route_qs, judge_qs, repeats, warmup, stage
+    )
+
     stage("searching")
     search_ms = _timed(
         lambda i: store.search(
@@ -363,6 +391,7 @@ def run_latency(
         "rss_mb": serving_rss if serving_rss is not None else bench_rss,
         "rss_measured_in": "serving process" if serving_rss is not None else "bench process",
         "rss_mb_bench_process": bench_rss,
+        **multilingual,
     }
 
 
@@ -426,6 +455,60 @@ def _telemetry_cost(
         "otel_emit_p50_ms": _p50(emit_ms),
         "decision_overhead_otel_p50_ms": _p50(with_otel),
     }
+
+
+def _multilingual_figures(
+    decider: Decider | None,
+    embedder: Any,
+    candidates: list[SearchHit],
+    route_qs: dict[str, Any],
+    judge_qs: dict[str, Any],
+    repeats: int,
+    warmup: int,
+    stage: Callable[[str], None],
+) -> dict[str, Any]:
+    """What a turn in another language costs the embedded decider beyond the English path.
+
+    ``language_guess_p50_ms``: deciding which model reads a new message (every turn pays it).
+    When the decider has a multilingual model the store's embedder is not: the second
+    embedding (``multilingual_embed_p50_ms``, the message), the first sight of 20 judged
+    records (``multilingual_embed20_p50_ms``; records recur, and are then cached), and the
+    decision itself with those vectors cached (``multilingual_decision_overhead_p50_ms``:
+    gate + route + judge of 20, as ``decision_overhead_p50_ms``).
+    """
+    out: dict[str, Any] = {}
+    guess = getattr(guess_language, "__wrapped__", guess_language)  # uncached: a new message each time
+    out["language_guess_p50_ms"] = _p50(
+        _timed(lambda i: guess(f"{MESSAGES[i % len(MESSAGES)]} #{i}"), repeats, warmup)
+    )
+    second = getattr(decider, "multilingual_decider", None)
+    ml = second() if callable(second) else None
+    if decider is None or ml is None or ml.embedder.name == getattr(embedder, "name", None):
+        out["multilingual_embedder"] = None
+        return out
+    stage("multilingual")
+    model = ml.embedder
+    model.embed(["warm-up"])
+    texts = [h.record.rendered for h in candidates]
+    n = len(MESSAGES_MULTILINGUAL)
+    embed_ml = _timed(lambda i: model.embed([f"{MESSAGES_MULTILINGUAL[i % n]} #{i}"]), repeats, warmup)
+    embed20 = _timed(lambda i: model.embed([f"{t} #{i}" for t in texts]), max(repeats // 10, 5), 2)
+    vectors = embedder.embed(MESSAGES_MULTILINGUAL)  # what the policy passes: the store's vectors
+    subject_vectors = {
+        f"r{i}": np.asarray(h.record.embedding, dtype=np.float32) for i, h in enumerate(candidates)
+    }
+
+    def overhead(i: int) -> None:
+        message, vector = MESSAGES_MULTILINGUAL[i % n], vectors[i % n]
+        ask_decider(decider, message, route_qs, DecisionHints(state_vector=vector))
+        hints = DecisionHints(state_vector=vector, subject_vectors=subject_vectors)
+        ask_decider(decider, message, judge_qs, hints)
+
+    out["multilingual_embedder"] = model.name
+    out["multilingual_embed_p50_ms"] = _p50(embed_ml)
+    out["multilingual_embed20_p50_ms"] = _p50(embed20)
+    out["multilingual_decision_overhead_p50_ms"] = _p50(_timed(overhead, repeats, max(warmup, n)))
+    return out
 
 
 if __name__ == "__main__":  # the serving-process probe of ``serving_rss_mb``

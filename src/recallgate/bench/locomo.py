@@ -151,6 +151,7 @@ def run_locomo(
         "top_k": top_k,
         "route": route,
         "decider": getattr(decider, "name", "none") if decider is not None else "none",
+        "embedder": embedder.name,
         "tokenizer": TOKENIZER_NAME,
         "stock": stock.summary(gated=False),
         "gated": gated.summary(gated=True),

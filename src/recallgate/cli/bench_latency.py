@@ -14,7 +14,7 @@ from ..bench.latency import run_latency, serving_rss_mb
 from ..errors import RecallgateError, UsageError
 from ..stores import open_store
 from . import emit_json, progress_enabled
-from .common import add_decider, add_json, decider_from_args, table
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 KEYS = [
     ("embed p50 (ms)", "embed_p50_ms"),
@@ -31,6 +31,13 @@ KEYS = [
     ("decisions / s", "decisions_per_s"),
     ("RSS serving the store (MB)", "rss_mb"),
     ("RSS of this bench process (MB)", "rss_mb_bench_process"),
+    ("language guess p50 (ms)", "language_guess_p50_ms"),
+]
+#: shown when the decider embeds turns in other languages with a second model
+MULTILINGUAL_KEYS = [
+    ("2nd embedding, message p50 (ms)", "multilingual_embed_p50_ms"),
+    ("2nd embedding, 20 new records p50 (ms)", "multilingual_embed20_p50_ms"),
+    ("decision overhead, other language p50 (ms)", "multilingual_decision_overhead_p50_ms"),
 ]
 
 
@@ -48,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="store URL (default: a fresh SQLite file in a temporary directory)",
     )
     add_decider(parser)
+    add_embedder(parser)
     parser.add_argument(
         "--records",
         type=int,
@@ -87,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if url is None:
         tmp = tempfile.TemporaryDirectory(prefix="recallgate-bench-")
         url = f"sqlite:///{tmp.name}/bench.db"
-    store = open_store(url)
+    store = open_store(url, embedder=embedder_from_args(args))
     bar = _stage_bar(args, with_decider=decider is not None)
     try:
         result = run_latency(
@@ -117,7 +125,10 @@ def run(args: argparse.Namespace) -> int:
         f"decider {result['decider']}, {result['records']} records, remote store delay "
         f"{result['remote_store_ms']} ms, {result['cores']} cores\n"
     )
-    print(table([(label, result[key]) for label, key in KEYS], ["", "value"]))
+    keys = KEYS + (MULTILINGUAL_KEYS if result.get("multilingual_embedder") else [])
+    print(table([(label, result[key]) for label, key in keys], ["", "value"]))
+    if result.get("multilingual_embedder"):
+        print(f"(messages not in English are decided with {result['multilingual_embedder']})")
     ratio = result["demo_wall_gated_ms"] / max(result["demo_wall_stock_ms"], 1e-9)
     print(f"\ngated demo wall clock = {ratio:.0%} of stock")
     if plot is not None:

@@ -7,7 +7,15 @@ import textwrap
 
 from ..demo import run_demo
 from . import emit_json
-from .common import add_decider, add_json, add_store, decider_from_args, store_from_args, table
+from .common import (
+    add_decider,
+    add_embedder,
+    add_json,
+    add_store,
+    decider_from_args,
+    store_from_args,
+    table,
+)
 
 ROWS = [
     ("retrievals", "retrievals"),
@@ -30,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "through the stock arm (always retrieve, keep all) and the gated arm.",
     )
     add_store(parser)
+    add_embedder(parser)
     add_decider(parser)
     add_json(parser)
     parser.set_defaults(func=run)

@@ -35,7 +35,7 @@ from ..extraction.pipeline import ExtractionResult, extract_and_store
 from ..policy.policy import message_text
 from ..records import Event, validate_id
 from . import emit_json, progress_enabled
-from .common import add_json, add_store, store_from_args
+from .common import add_embedder, add_json, add_store, store_from_args
 
 ROLES = ("user", "assistant", "tool", "system", "other")
 
@@ -53,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--actor", required=True, metavar="ID", help="the actor whose conversations these are"
     )
     add_store(parser)
+    add_embedder(parser)
     parser.add_argument(
         "--extractor",
         choices=EXTRACTORS,
@@ -103,18 +104,29 @@ def _message_events(item: Any, where: str = "") -> tuple[str, str, float | None]
 def parse_lines(path: Path, actor: str) -> tuple[list[Event], list[dict[str, Any]], int]:
     """Events from a JSONL file, the errors (``{"line", "error"}``) and how many lines had content."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise UsageError(f"no such file: {str(path)!r}") from None
     except IsADirectoryError:
         raise UsageError(f"{str(path)!r} is a directory, not a JSONL file") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{str(path)!r} is not UTF-8 text: {exc}") from None
     default_session = _session_default(path)
     events: list[Event] = []
     errors: list[dict[str, Any]] = []
     lines = 0
-    for number, line in enumerate(raw.splitlines(), start=1):
+    # Decoded line by line: one line with bytes that are not UTF-8 (a paste from a Latin-1
+    # editor) is reported with its number and skipped; the rest of the file still loads.
+    for number, raw_line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
+        try:
+            line = raw_line.rstrip(b"\r").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            lines += 1
+            errors.append(
+                {
+                    "line": number,
+                    "error": f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x} at column {exc.start + 1})",
+                }
+            )
+            continue
         if not line.strip():
             continue
         lines += 1

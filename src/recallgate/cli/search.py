@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import UsageError
 from ..records import resolve_namespace, validate_id
 from . import emit_json
-from .common import add_json, add_store, existing_store_from_args
+from .common import add_embedder, add_json, add_store, existing_store_from_args
 
 DEFAULT_NAMESPACES = ["/facts/{actorId}", "/preferences/{actorId}"]
 
@@ -24,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("query", help="the text to search for")
     add_store(parser)
+    add_embedder(parser)
     parser.add_argument("--actor", default="demo_user", help="actor id (default %(default)s)")
     parser.add_argument(
         "--namespace",

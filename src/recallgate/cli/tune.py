@@ -27,7 +27,7 @@ from ..tuning import (
 )
 from ..tuning.candidates import Role, WordingCandidate
 from . import emit_json, progress_enabled
-from .common import add_decider, add_json, decider_from_args, table
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,6 +87,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="gate labels whose false rows are the non-memory messages (default: the shipped bank)",
     )
     add_decider(named)
+    add_embedder(named, "the embedded decider (and the LoCoMo stores)")
+    named.set_defaults(embedder_for_decider=True)
     add_json(named)
     named.add_argument(
         "--write-config",
@@ -103,6 +105,8 @@ def _common(parser: argparse.ArgumentParser, role: Role) -> None:
         help="YAML or JSON file of named questions (default: the shipped wording and contrasting ones)",
     )
     add_decider(parser)
+    add_embedder(parser, "the embedded decider")
+    parser.set_defaults(embedder_for_decider=True)
     add_json(parser)
     parser.add_argument(
         "--report",
@@ -210,6 +214,7 @@ def run_named_gate(args: argparse.Namespace) -> int:
             decider,
             split=args.split,
             negatives_path=args.negatives,
+            embedder=embedder_from_args(args),
             progress=bar.update if bar else None,
         )
     finally:
@@ -378,6 +383,15 @@ def _print(result: TuneResult, notes: list[str], reads_wording: bool = True) -> 
         )
     for line in _echo_notes(result, reads_wording):
         print(line)
+    if default.by_language:
+        keys = ("accuracy_at_configured", "auc") if gate else ("mean_auc", "mean_p_at_k")
+        labels = ("acc@conf", "AUC") if gate else ("mean AUC", "mean P@k")
+        print(f"{default.name}, by language:")
+        lang_rows = [
+            [lang, int(figures["n"] or 0)] + [_cell(figures.get(k)) for k in keys]
+            for lang, figures in sorted(default.by_language.items())
+        ]
+        print(table(lang_rows, ["lang", "n", *labels]))
     if result.n < 50:
         print(f"only {result.n} items: these figures show direction, not magnitude")
     for note in notes:

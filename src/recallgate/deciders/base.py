@@ -91,6 +91,8 @@ class DecisionHints:
     subject_scores: dict[str, float] = field(default_factory=dict)
     #: The full-text (BM25) score of a judged record when a hybrid search matched its words.
     subject_lexical: dict[str, float] = field(default_factory=dict)
+    #: The name of the embedder that made these vectors (a decider with several models picks by it).
+    embedder_name: str | None = None
 
 
 @dataclass

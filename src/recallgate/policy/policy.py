@@ -217,6 +217,7 @@ class RecallPolicy:
         cached = self._cache.get(turn.cache_key)
         if cached is not None:
             turn.vector, turn.gate_answers = cached
+            turn.embedder_name = getattr(self.store.embedder, "name", None)
             turn.trace.cache_hit = True
         elif not stages.embed(turn, self.store.embedder, self.stats):
             turn.ended = True

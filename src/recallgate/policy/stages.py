@@ -83,6 +83,7 @@ def embed(turn: Turn, embedder: Embedder, stats: RecallStats) -> bool:
         turn.trace.errors.append(f"embedder: {type(exc).__name__}: {exc}")
         return False
     turn.vector = vector
+    turn.embedder_name = getattr(embedder, "name", None)
     return True
 
 
@@ -127,7 +128,8 @@ def ask_gate(turn: Turn, decider: GuardedDecider, questions: dict[str, Question]
     if turn.gate_answers is not None:
         return
     started = time.time_ns()
-    turn.gate_answers = _ask(turn, decider, questions, DecisionHints(state_vector=turn.vector), "gate")
+    hints = DecisionHints(state_vector=turn.vector, embedder_name=turn.embedder_name)
+    turn.gate_answers = _ask(turn, decider, questions, hints, "gate")
     turn.trace.stages.append(
         StageSpan("recallgate.gate", started, time.time_ns(), {"recallgate.questions": len(questions)})
     )
@@ -300,7 +302,7 @@ def judge(turn: Turn, decider: GuardedDecider, embedder: Embedder, candidates: l
         turn.trace.notes.append("judge: not asked, the decider failed at the gate this turn")
         return False
     questions = {f"r{i}": judge_question(c.text) for i, c in enumerate(candidates)}
-    hints = DecisionHints(state_vector=turn.vector)
+    hints = DecisionHints(state_vector=turn.vector, embedder_name=turn.embedder_name)
     missing: list[int] = []
     for i, (_, hit) in enumerate(turn.hits):
         if hit.record.embedding is not None:

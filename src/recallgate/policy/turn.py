@@ -57,6 +57,8 @@ class Turn:
     #: the text as the decider sees it (cut to the policy's ``max_state_chars``)
     state: str = ""
     vector: np.ndarray | None = None
+    #: the name of the model that made ``vector`` (and the stored records' vectors)
+    embedder_name: str | None = None
     #: the gate's (and route's) answers: from the decider, or from the decision cache
     gate_answers: dict[str, Any] | None = None
     #: the decider failed this turn: it is not asked again (one failure per turn at most)

@@ -8,6 +8,8 @@ asked anything: a typo on line 57 must not surface after 56 paid calls.
 - Validator cases (JSON): ``{"records": {key: text}, "cases": [{"query": str, "relevant":
   [key], "irrelevant": [key]}]}``. A record may be a JSON preference blob (as a string or an
   object); it is rendered to prose first, as the policy renders it before judging.
+- Either may tag a line or case with ``"lang": "es"`` (any short string): the tuner then also
+  reports its figures per language.
 
 ``builtin:NAME`` names a set shipped as package data: ``seed`` (the seed's small sets: 20
 utterances, 4 queries), ``heldout`` (written for recallgate and never fitted on: 95 utterances,
@@ -58,6 +60,8 @@ class LabelledText:
     text: str
     label: bool
     line: int
+    #: the optional ``lang`` tag (per-language figures)
+    lang: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,8 @@ class Case:
     relevant: tuple[str, ...]
     irrelevant: tuple[str, ...]
     line: int | None
+    #: the optional ``lang`` tag (per-language figures)
+    lang: str | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -186,7 +192,7 @@ def parse_labels(text: str, source: str = "<labels>", sha256: str | None = None)
         if key in seen:
             raise UsageError(f"{where}: duplicate text {value!r} (first on line {seen[key]})")
         seen[key] = number
-        items.append(LabelledText(value, label, number))
+        items.append(LabelledText(value, label, number, _lang(row, where)))
     if not items:
         raise UsageError(f"{source}: no labelled lines")
     positives = sum(item.label for item in items)
@@ -290,9 +296,18 @@ def parse_cases(text: str, source: str = "<cases>", sha256: str | None = None) -
             raise UsageError(
                 f"{where}: record(s) {', '.join(map(repr, both))} are both relevant and irrelevant"
             )
-        cases.append(Case(query, keys["relevant"], keys["irrelevant"], line))
+        cases.append(Case(query, keys["relevant"], keys["irrelevant"], line, _lang(raw, where)))
     digest = sha256 or hashlib.sha256(text.encode("utf-8")).hexdigest()
     return CaseSet(source, digest, records, tuple(cases))
+
+
+def _lang(row: Mapping[str, Any], where: str) -> str | None:
+    value = row.get("lang")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 16:
+        raise UsageError(f"{where}: 'lang' must be a short language tag such as \"es\", got {value!r}")
+    return value.strip()
 
 
 def describe(data: LabelSet | CaseSet) -> dict[str, Any]:

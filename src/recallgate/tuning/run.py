@@ -73,6 +73,8 @@ class CandidateResult:
     #: validator only: (pooled accuracy, threshold, delta) of the policy's default keep rule
     #: "p >= threshold and p >= best - delta", fitted jointly
     keep_rule: tuple[float, float, float] | None = None
+    #: per ``lang`` tag of the data (empty when the data has none): n and the main figures
+    by_language: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     @property
     def answered(self) -> tuple[list[float], list[bool]]:
@@ -82,6 +84,10 @@ class CandidateResult:
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: _clean(v) for k, v in self.metrics.items()}
         out["errors"] = self.errors
+        if self.by_language:
+            out["by_language"] = {
+                lang: {k: _clean(v) for k, v in figures.items()} for lang, figures in self.by_language.items()
+            }
         return out
 
 
@@ -281,6 +287,7 @@ def tune_gate(
             configured_source=configured.detail,
         )
         result.metrics = _gate_metrics(*result.answered, configured.value)
+        result.by_language = _gate_by_language(labels, scores, configured.value)
         results.append(result)
     return TuneResult(
         "gate",
@@ -292,6 +299,25 @@ def tune_gate(
         results,
         asker.calls,
     )
+
+
+def _gate_by_language(
+    labels: LabelSet, scores: Sequence[float | None], configured: float
+) -> dict[str, dict[str, float | None]]:
+    """Accuracy at the configured threshold and AUC per ``lang`` tag."""
+    groups: dict[str, list[tuple[float, bool]]] = {}
+    for item, score in zip(labels.items, scores, strict=True):
+        if item.lang is not None and score is not None:
+            groups.setdefault(item.lang, []).append((score, item.label))
+    out: dict[str, dict[str, float | None]] = {}
+    for lang, pairs in groups.items():
+        s, y = [p[0] for p in pairs], [p[1] for p in pairs]
+        out[lang] = {
+            "n": float(len(pairs)),
+            "accuracy_at_configured": metrics.accuracy_at(s, y, configured),
+            "auc": metrics.auc(s, y) if len(set(y)) == 2 else None,
+        }
+    return out
 
 
 def _gate_metrics(scores: list[float], labels: list[bool], configured: float) -> dict[str, float | None]:
@@ -393,6 +419,7 @@ def tune_validator(
             configured.detail,
         )
         result.metrics = _validator_metrics(result, groups, configured.value)
+        result.by_language = _validator_by_language(cases, result.queries)
         if groups:
             result.keep_rule = metrics.best_keep_rule(groups)
         results.append(result)
@@ -406,6 +433,24 @@ def tune_validator(
         results,
         asker.calls,
     )
+
+
+def _validator_by_language(
+    cases: CaseSet, rankings: Sequence[QueryRanking]
+) -> dict[str, dict[str, float | None]]:
+    """Mean per-query AUC and precision@k per ``lang`` tag."""
+    groups: dict[str, list[QueryRanking]] = {}
+    for case, ranking in zip(cases.cases, rankings, strict=True):
+        if case.lang is not None and not math.isnan(ranking.auc):
+            groups.setdefault(case.lang, []).append(ranking)
+    return {
+        lang: {
+            "n": float(len(queries)),
+            "mean_auc": float(np.mean([q.auc for q in queries])),
+            "mean_p_at_k": float(np.mean([q.p_at_k for q in queries])),
+        }
+        for lang, queries in groups.items()
+    }
 
 
 def _validator_metrics(

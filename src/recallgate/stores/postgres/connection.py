@@ -21,7 +21,7 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 
 
 # Options recallgate reads from the URL's query string; everything else goes to libpq.
-_OWN_PARAMETERS = ("schema",)
+_OWN_PARAMETERS = ("schema", "embedder")
 
 
 def split_url(url: str) -> tuple[str, dict[str, str], str]:

@@ -32,6 +32,7 @@ from ..base import (
     rrf_fuse,
     where_equal,
 )
+from ..urls import choose_embedder
 from .connection import DEFAULT_CONNECT_TIMEOUT, connect, error_kind, quote_ident, reason, split_url
 from .ingest import bulk_load, copy_in, staging_rows
 from .migrations import SchemaContext, advisory_key, migrate
@@ -96,7 +97,9 @@ class PostgresStore(ThreadedAsyncMethods):
         self.schema = schema or own.get("schema") or DEFAULT_SCHEMA
         if "\x00" in self.schema or len(self.schema) > 63:
             raise UsageError(f"invalid schema name {self.schema!r} in {self.url!r}")
-        self.embedder: Embedder = embedder or default_embedder()
+        self.embedder: Embedder = (
+            choose_embedder(self.url, embedder, own.get("embedder")) or default_embedder()
+        )
         self.dimension = int(self.embedder.dimension)
         self.connect_timeout = float(connect_timeout)
         self.ef_search = int(ef_search)
