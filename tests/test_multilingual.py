@@ -102,18 +102,18 @@ def test_english_is_decided_by_the_english_model_with_no_second_embedding(decide
 
 
 def test_a_message_in_an_unsupported_script_opens_and_says_why(decider):
-    out = ask(decider, "नमस्ते, मुझे क्या खाना चाहिए?", {GATE: gate_question(), "r0": judge_question("x")})
-    assert out[GATE] == 1.0 and out["r0"] == 1.0
-    assert "Devanagari script" in decider.last_warnings[0]
-    assert "supported: ar, de, en" in decider.last_warnings[0]
-    _gate(decider, "hello there")
-    assert decider.last_warnings == []  # per call, not sticky
+    decision = decider.decide("नमस्ते, मुझे क्या खाना चाहिए?", {GATE: gate_question(), "r0": judge_question("x")})
+    assert decision.answers[GATE] == 1.0 and decision.answers["r0"] == 1.0
+    assert "Devanagari script" in decision.warnings[0]
+    assert "supported: ar, de, en" in decision.warnings[0]
+    assert decider.decide("hello there", {GATE: gate_question()}).warnings == []  # per call
 
 
 def test_emoji_only_messages_close_the_gate_without_errors(decider):
     for text in ("👍", "🙏🙏", "😂😂😂"):
-        assert _gate(decider, text) < 0.5
-        assert decider.last_warnings == []
+        decision = decider.decide(text, {GATE: gate_question()})
+        assert decision.answers[GATE] < 0.5  # type: ignore[operator]
+        assert decision.warnings == []
 
 
 def test_right_to_left_controls_do_not_change_the_decision(decider):

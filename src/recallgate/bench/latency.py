@@ -25,6 +25,7 @@ from ..deciders import ask as ask_decider
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
 from ..embeddings.language import guess_language
 from ..policy import RecallPolicy
+from ..policy.telemetry import Telemetry
 from ..policy.wording import GATE, ROUTE, gate_question, judge_question, route_question
 from ..records import MemoryRecord, SearchHit, resolve_namespace
 from ..stores.base import MemoryStore
@@ -406,16 +407,14 @@ def _telemetry_cost(
 ) -> dict[str, Any]:
     """The decision overhead with an OpenTelemetry SDK and in-memory exporters configured.
 
-    Configures this process's (global, set-once) tracer and meter providers, so it runs last,
-    and only when the process had none: ``otel_emit_p50_ms`` is making one gated turn's spans
-    and metrics, ``decision_overhead_otel_p50_ms`` the decisions plus that. Empty when the SDK
-    is not installed, a provider was already set, or there is no decider.
+    With providers of its own (the process's global ones are left alone): ``otel_emit_p50_ms``
+    is making one gated turn's spans and metrics, ``decision_overhead_otel_p50_ms`` the
+    decisions plus that. Empty when the SDK is not installed or there is no decider.
     """
     if decider is None or overhead is None:
         return {}
     decide = overhead
     try:
-        from opentelemetry import metrics, trace
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader
         from opentelemetry.sdk.trace import TracerProvider
@@ -423,14 +422,18 @@ def _telemetry_cost(
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     except ImportError:
         return {"otel": "opentelemetry-sdk is not installed"}
-    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-        return {"otel": "this process already has a tracer provider"}
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
     policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+    # Its own providers: the bench must not set the process's (set-once) global ones.
+    policy.telemetry = Telemetry(
+        policy.stats,
+        decider=policy.stats.decider,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+    )
     drink = next((t for t in turns if "drink" in t.lower()), turns[0])
     recall = policy.recall(drink, actor_id=actor)
     telemetry, stats = policy.telemetry, policy.stats

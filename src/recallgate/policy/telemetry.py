@@ -80,10 +80,11 @@ def _metrics_configured() -> bool:
 class _Instruments:
     """The OTel instruments RecallStats feeds (see :meth:`RecallStats.attach`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, meter_provider: Any = None) -> None:
         from .. import __version__
 
-        meter = _metrics.get_meter("recallgate", __version__)
+        provider = meter_provider if meter_provider is not None else _metrics.get_meter_provider()
+        meter = provider.get_meter("recallgate", __version__)
         self.counters = {
             name: meter.create_counter(otel, unit=unit, description=text)
             for name, (otel, unit, text) in _COUNTERS.items()
@@ -114,16 +115,31 @@ class _Instruments:
 class Telemetry:
     """Spans and metrics for one policy (a no-op unless the application configured an SDK)."""
 
-    def __init__(self, stats: RecallStats, *, decider: str | None, trace_content: bool | None = None) -> None:
+    def __init__(
+        self,
+        stats: RecallStats,
+        *,
+        decider: str | None,
+        trace_content: bool | None = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+    ) -> None:
+        """The process's providers (set by the application) unless ``tracer_provider`` /
+        ``meter_provider`` are given (a benchmark or a test that must not touch the globals)."""
         self.stats = stats
         self.decider = decider or "none"
         if trace_content is None:
             trace_content = os.environ.get(TRACE_CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
         self.trace_content = bool(trace_content)
         self._tracer: Any = None
+        self._own_tracer = tracer_provider is not None
         self.available = _trace is not None
+        if self._own_tracer:
+            from .. import __version__
+
+            self._tracer = tracer_provider.get_tracer("recallgate", __version__)
         if self.available:
-            stats.attach(_metrics_sink)
+            stats.attach(_metrics_sink if meter_provider is None else _MetricsSink(meter_provider))
 
     def _get_tracer(self) -> Any:
         if self._tracer is None:
@@ -136,7 +152,7 @@ class Telemetry:
         self, trace: Trace, *, started_ns: int, ended_ns: int, kept_ids: Sequence[str], message: str
     ) -> None:
         """The turn's spans (when an SDK is configured); a failure is counted, never raised."""
-        if not self.available or not _configured():
+        if not self.available or not (self._own_tracer or _configured()):
             return
         try:
             self._emit(trace, started_ns, ended_ns, kept_ids, message)
@@ -207,14 +223,15 @@ class Telemetry:
 class _MetricsSink:
     """Feeds RecallStats' counters to OTel instruments, made on first use after an SDK is set."""
 
-    def __init__(self) -> None:
+    def __init__(self, meter_provider: Any = None) -> None:
         self._instruments: _Instruments | None = None
+        self._provider = meter_provider
 
     def _get(self) -> _Instruments | None:
         if self._instruments is None:
-            if not _metrics_configured():
+            if self._provider is None and not _metrics_configured():
                 return None
-            self._instruments = _Instruments()
+            self._instruments = _Instruments(self._provider)
         return self._instruments
 
     def add(self, amounts: Mapping[str, float]) -> None:
