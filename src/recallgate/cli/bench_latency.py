@@ -13,6 +13,7 @@ from ..errors import UsageError
 from ..stores import open_store
 from . import emit_json, progress_enabled
 from .common import add_decider, add_json, decider_from_args, table
+from .demo import add_via, memory_manager_runner
 
 KEYS = [
     ("embed p50 (ms)", "embed_p50_ms"),
@@ -60,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=int, default=1, help="threads for the throughput run")
     parser.add_argument("--repeats", type=int, default=200, help="timed repetitions per figure (default 200)")
     parser.add_argument("--plot", metavar="OUT.png", help="write a plot of per-turn latency of both arms")
+    add_via(parser)
     add_json(parser)
     parser.set_defaults(func=run)
 
@@ -70,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         _pyplot()  # fail before the long run, not after it
     decider = decider_from_args(args)
+    via = getattr(args, "via", "policy")
+    if via == "memory-manager":
+        memory_manager_runner()  # fail before the long run when strands is not installed
     options = {"url": args.url} if getattr(args, "url", None) else {}
     tmp = None
     url = args.store
@@ -88,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             repeats=args.repeats,
             on_stage=(lambda name: print(f"... {name}", file=sys.stderr)) if show else None,
             rss_probe=lambda: serving_rss_mb(url, None if decider is None else args.decider, options),
+            via=via,
         )
     finally:
         store.close()
@@ -100,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(
         f"decider {result['decider']}, {result['records']} records, remote store delay "
-        f"{result['remote_store_ms']} ms, {result['cores']} cores\n"
+        f"{result['remote_store_ms']} ms, {result['cores']} cores"
+        + (", turns through Strands' MemoryManager (a real strands.Agent)" if via == "memory-manager" else "")
+        + "\n"
     )
     print(table([(label, result[key]) for label, key in KEYS], ["", "value"]))
     ratio = result["demo_wall_gated_ms"] / max(result["demo_wall_stock_ms"], 1e-9)

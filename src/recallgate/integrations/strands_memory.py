@@ -61,6 +61,7 @@ import functools
 import logging
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -73,7 +74,7 @@ from strands.memory.types import InjectionFormatContext, InjectionQueryContext, 
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
-from ..policy import Recall, RecallPolicy, RecallStats, message_text, pack_context
+from ..policy import KeptRecord, Recall, RecallPolicy, RecallStats, count_tokens, message_text, pack_context
 from ..records import MemoryRecord, SearchHit, render_text, resolve_namespace, score_from_cosine
 
 __all__ = [
@@ -167,11 +168,15 @@ class StrandsSearcher:
 
     local = False  # a foreign store may be remote: the policy applies its deadline and breaker
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, *, vector_cache_size: int = 4096) -> None:
         self.embedder = embedder
         self.timeout_s = 5.0
         self._turns: dict[str, _Turn] = {}
         self._lock = threading.Lock()
+        # A store returns the same memories turn after turn: their vectors are kept (bounded LRU,
+        # by rendered text) so each is embedded once, not on every turn it comes back.
+        self.vector_cache_size = max(int(vector_cache_size), 0)
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
     # -- turns: the per-call facts the policy does not carry (which stores, how many, which loop)
     async def open_turn(self, turn: _Turn) -> None:
@@ -252,6 +257,24 @@ class StrandsSearcher:
                 raise StoreError(f"{ask.store.name}: {exc}", kind=code) from exc
             raise
 
+    def embed_entries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts``: cached ones reused, the rest embedded in one batch."""
+        with self._lock:
+            cached = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for text in cached:
+                self._vectors.move_to_end(text)
+        missing = list(dict.fromkeys(t for t in texts if t not in cached))
+        if missing:
+            fresh = np.asarray(self.embedder.embed(missing), dtype=np.float32)
+            cached.update(zip(missing, fresh, strict=True))
+            if self.vector_cache_size:
+                with self._lock:
+                    for text, vector in zip(missing, fresh, strict=True):
+                        self._vectors[text] = vector
+                    while len(self._vectors) > self.vector_cache_size:
+                        self._vectors.popitem(last=False)
+        return np.stack([cached[t] for t in texts])
+
     def _hits(
         self, turn: _Turn, namespace: str, query: np.ndarray | str, entries: Any, actor_id: str | None
     ) -> list[SearchHit]:
@@ -271,7 +294,7 @@ class StrandsSearcher:
             turn.skipped += len(entries) - len(usable)
         if not usable:
             return []
-        vectors = np.asarray(self.embedder.embed([render_text(content) for _, content in usable]))
+        vectors = self.embed_entries([render_text(content) for _, content in usable])
         query_vector = (
             np.asarray(query, dtype=np.float32)
             if isinstance(query, np.ndarray)
@@ -461,25 +484,48 @@ class MemoryGate:
         out.update(turn.errors)
         caps = [ask.cap for ask in turn.asks.values()]
         total = max(cast(list[int], caps)) if all(cap is not None for cap in caps) else None
+        returned: list[KeptRecord] = []
         kept: dict[tuple[str, str], float | None] = {}
-        count = 0
         for record in recall.records:  # best first
             key = record.record.namespace
             ask, share = turn.asks[key], out[key]
             if isinstance(share, BaseException) or (ask.cap is not None and len(share) >= ask.cap):
                 continue
-            if total is not None and count >= total:
+            if total is not None and len(returned) >= total:
                 break
             entry = turn.entries[key][record.record.metadata["entry"]]
             share.append(entry)
-            count += 1
+            returned.append(record)
             kept[(ask.store.name, entry.content)] = record.judge_p
+        if len(returned) < len(recall.records):
+            self._account_for_the_cap(recall, returned, total)
         if turn.skipped:
             recall.trace.notes.append(f"{turn.skipped} entries with empty or non-text content skipped")
             with self._lock:
                 self.skipped_entries += turn.skipped
         self.last_recall, self.last_kept = recall, kept
         return out
+
+    def _account_for_the_cap(self, recall: Recall, returned: list[KeptRecord], total: int | None) -> None:
+        """Kept records beyond the count the manager asked for never reach the model: the trace,
+        the context and the counters say what was returned, not what the judge kept."""
+        ids = {r.record.id for r in returned}
+        for candidate in recall.trace.candidates:
+            if candidate.kept and candidate.id not in ids:
+                candidate.kept = False
+                candidate.reason += f"; over the {total or 'per-store'} entries the memory manager asked for"
+        context, _included = pack_context(
+            [r.text for r in returned], max_record_chars=_UNBOUNDED_CHARS, max_context_chars=_UNBOUNDED_CHARS
+        )
+        cut = len(recall.records) - len(returned)
+        self.stats.add(
+            records_injected=-cut,
+            records_dropped=cut,
+            context_chars=len(context) - len(recall.context),
+            context_tokens=count_tokens(context) - count_tokens(recall.context),
+        )
+        recall.trace.notes.append(f"{cut} kept record(s) over the count the memory manager asked for")
+        recall.context, recall.records = context, returned
 
 
 # ---- the store -----------------------------------------------------------------------------------
