@@ -634,3 +634,60 @@ def test_agentcore_throttling_is_counted_not_hidden():
 
     with pytest.raises(ClientError, match="ThrottlingException"):  # the manager sees the real error
         asyncio.run(stores[1].search("flight", {"max_search_results": 5}))
+
+
+# ---- the demo and the latency bench through MemoryManager --------------------------------------
+
+
+def _cli(*args: str, cwd: Any) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "recallgate", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+
+
+@pytest.mark.slow
+def test_demo_via_memory_manager(tmp_path):
+    store = f"sqlite:///{tmp_path}/d.db"
+    out = _cli("demo", "--via", "memory-manager", "--json", "--store", store, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["via"] == "memory-manager" and len(data["turns"]) == 8
+    stock, gated = data["arms"]["stock"], data["arms"]["gated"]
+    assert stock["store_searches"] == 16  # every turn, both stores
+    assert gated["store_searches"] < stock["store_searches"]
+    assert gated["records_injected"] < stock["records_injected"]
+    assert gated["context_tokens"] < stock["context_tokens"]
+    assert stock["history_clean"] and gated["history_clean"]
+    assert gated["gate"]["decider_errors"] == 0 and gated["gate"]["store_errors"] == 0
+    by = {row["turn"]: row for row in data["per_turn"]}
+    for closed in ("Hello!", "Thanks!", "ok cool"):
+        assert not by[closed]["gated"]["searched"] and by[closed]["gated"]["injected"] == []
+        assert by[closed]["stock"]["searched"] and by[closed]["stock"]["injected"]
+    drink = " ".join(by["I'd like a drink, what should I get?"]["gated"]["injected"])
+    assert "flat white" in drink and "aisle" not in drink
+    text = _cli("demo", "--via", "memory-manager", "--store", store, cwd=tmp_path)
+    assert text.returncode == 0 and "store searches" in text.stdout and "OK: no errors" in text.stdout
+
+
+@pytest.mark.slow
+def test_bench_latency_via_memory_manager(tmp_path):
+    out = _cli(
+        *("bench", "latency", "--via", "memory-manager", "--records", "100", "--repeats", "3"),
+        *("--remote-store-ms", "5", "--json", "--store", f"sqlite:///{tmp_path}/b.db"),
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["via"] == "memory-manager"
+    for key in ("turn_stock_p50_ms", "turn_gated_p50_ms", "demo_wall_stock_ms", "demo_wall_gated_ms"):
+        assert data[key] > 0, key
+    assert len(data["demo_per_turn_ms"]["stock"]) == len(data["demo_per_turn_ms"]["gated"]) == 8
