@@ -547,6 +547,7 @@ class FakeRetrieval:
     def __init__(self, records: dict[str, list[str]]) -> None:
         self.records = records
         self.calls: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
         self.fail: dict[str, str] = {}  # namespace -> error code
 
     def session(self) -> Any:
@@ -555,8 +556,13 @@ class FakeRetrieval:
         return session
 
     def handle(self, model: Any, params: dict[str, Any], **_: Any) -> Any:
-        assert model.name == "RetrieveMemoryRecords", model.name
         body = json.loads(params["body"])
+        if model.name == "CreateEvent":
+            self.events.append(body)
+            event = {"memoryId": "mem-abcdefghij", "actorId": body["actorId"], "sessionId": body["sessionId"]}
+            event |= {"eventId": f"0000001767225600000#{len(self.events):08d}", "eventTimestamp": 1767225600}
+            return AWSResponse(URL, 201, {}, None), {"event": {**event, "payload": body["payload"]}}
+        assert model.name == "RetrieveMemoryRecords", model.name
         self.calls.append(body)
         namespace = body["namespace"]
         if namespace in self.fail:
@@ -586,7 +592,7 @@ PREFERENCE_JSON = json.dumps(
 )
 
 
-def agentcore_stores(fake: FakeRetrieval) -> list[Any]:
+def agentcore_stores(fake: FakeRetrieval, **options: Any) -> list[Any]:
     return create_agentcore_memory_stores(
         memory_id="mem-abcdefghij",
         actor_id="u1",
@@ -596,6 +602,7 @@ def agentcore_stores(fake: FakeRetrieval) -> list[Any]:
             {"namespace": "/preferences/{actorId}", "name": "preferences"},
         ],
         boto3_session=fake.session(),
+        **options,
     )
 
 
@@ -691,3 +698,19 @@ def test_bench_latency_via_memory_manager(tmp_path):
     for key in ("turn_stock_p50_ms", "turn_gated_p50_ms", "demo_wall_stock_ms", "demo_wall_gated_ms"):
         assert data[key] > 0, key
     assert len(data["demo_per_turn_ms"]["stock"]) == len(data["demo_per_turn_ms"]["gated"]) == 8
+
+
+def test_agentcore_writes_pass_through_the_gate():
+    """A writable AgentCore store (server-side extraction through add_messages) keeps its write
+    path: the manager accepts the wrapped store as a writer and its events reach CreateEvent."""
+    fake = FakeRetrieval({"/facts/u1": FACTS, "/preferences/u1": PREFS})
+    inner = agentcore_stores(fake, extraction=True)
+    stores = gated_stores(inner)
+    assert [s.writable for s in stores] == [True, False]
+    assert _has_method(stores[0], "add_messages") and not _has_method(stores[0], "add")
+    manager = MemoryManager(stores=stores, injection=gated_injection(stores))
+    assert [b.store for b in manager._extraction_stores] == [stores[0]]
+    message = {"role": "user", "content": [{"text": "I moved to Lisbon."}]}
+    asyncio.run(stores[0].add_messages([message], None))
+    assert len(fake.events) == 1 and fake.events[0]["actorId"] == "u1"
+    assert "I moved to Lisbon." in json.dumps(fake.events[0]["payload"])
