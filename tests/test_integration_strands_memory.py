@@ -224,6 +224,8 @@ def test_gate_options_are_checked_at_construction():
         MemoryGate(top_k=3)
     with pytest.raises(UsageError, match="over_fetch must be a number >= 1"):
         MemoryGate(over_fetch=0.5)
+    with pytest.raises(UsageError, match="invalid actor_id 'user/42'"):
+        MemoryGate(actor_id="user/42")
     with pytest.raises(UsageError, match="takes the gate's decider"):
         GatedMemoryStore(CountingStore(name="a"), gate=MemoryGate(), decider=None)
     with pytest.raises(TypeError):

@@ -75,7 +75,14 @@ from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
 from ..policy import KeptRecord, Recall, RecallPolicy, RecallStats, count_tokens, message_text, pack_context
-from ..records import MemoryRecord, SearchHit, render_text, resolve_namespace, score_from_cosine
+from ..records import (
+    MemoryRecord,
+    SearchHit,
+    render_text,
+    resolve_namespace,
+    score_from_cosine,
+    validate_id,
+)
 
 __all__ = [
     "GatedMemoryStore",
@@ -366,8 +373,8 @@ class MemoryGate:
         self.decider = default_decider() if decider is _DEFAULT else decider
         self.over_fetch = float(over_fetch)
         self.route = route
-        self.actor_id = actor_id
-        self.session_id = session_id
+        self.actor_id = validate_id(actor_id, "actor_id")
+        self.session_id = validate_id(session_id, "session_id") if session_id is not None else None
         self.stats = stats or RecallStats()
         self.policy_options = policy_options
         if embedder is None:  # the judge compares vectors: embed with the decider's own model
