@@ -214,8 +214,13 @@ def run_latency(
     warmup: int = 20,
     on_stage: Callable[[str], None] | None = None,
     rss_probe: Callable[[], float | None] | None = None,
+    via: str = "policy",
 ) -> dict[str, Any]:
     """Measure the figures of ``recallgate bench latency`` (see the issue for each key).
+
+    ``via="memory-manager"`` measures the turns and the demo through Strands' own machinery: a real
+    ``strands.Agent`` with a ``MemoryManager`` over the store's two namespaces, stock stores vs the
+    same stores behind one ``MemoryGate`` (``recallgate.bench.memory_manager``).
 
     ``rss_probe`` measures the memory of a process that only serves this store (see
     ``serving_rss_mb``); without it, or when it returns None, ``rss_mb`` is this process's.
@@ -301,24 +306,23 @@ def run_latency(
 
     stage("turns")
     turns = list(persona()["demo_turns"])
-    stock_policy = RecallPolicy(store, decider=None, namespaces=DEMO_NAMESPACES, cache_size=0)
-    gated_policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
-    turn_stock = _timed(lambda i: stock_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup)
-    turn_gated = _timed(lambda i: gated_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup)
-
-    stage("demo")
-    remote: MemoryStore = DelayedStore(store, remote_store_ms) if remote_store_ms > 0 else store
     per_turn: dict[str, list[float]] = {"stock": [], "gated": []}
     walls: dict[str, float] = {}
-    for arm, arm_decider in (("stock", None), ("gated", decider)):
-        policy = RecallPolicy(remote, decider=arm_decider, namespaces=DEMO_NAMESPACES, cache_size=0)
-        started = time.perf_counter()
-        for turn in turns:
-            t0 = time.perf_counter()
-            policy.recall(turn, actor_id=actor, session_id="bench")
-            per_turn[arm].append(round((time.perf_counter() - t0) * 1000.0, 3))
-        walls[arm] = (time.perf_counter() - started) * 1000.0
-        policy.close()
+    if via == "memory-manager":
+        turn_stock, turn_gated = _memory_manager_turns(store, decider, turns, actor, repeats, warmup)
+        stage("demo")
+        _memory_manager_demo(store, decider, remote_store_ms, per_turn, walls)
+    else:
+        stock_policy = RecallPolicy(store, decider=None, namespaces=DEMO_NAMESPACES, cache_size=0)
+        gated_policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+        turn_stock = _timed(
+            lambda i: stock_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup
+        )
+        turn_gated = _timed(
+            lambda i: gated_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup
+        )
+        stage("demo")
+        _policy_demo(store, decider, remote_store_ms, turns, actor, per_turn, walls)
 
     stage("throughput")
     decisions_per_s = 0.0
@@ -369,6 +373,7 @@ def run_latency(
     bench_rss = rss_mb()
     serving_rss = rss_probe() if rss_probe is not None else None
     return {
+        "via": via,
         "decider": getattr(decider, "name", "none") if decider is not None else "none",
         "store": store.url,
         "records": store.count_records(),
@@ -512,6 +517,57 @@ def _multilingual_figures(
     out["multilingual_embed20_p50_ms"] = _p50(embed20)
     out["multilingual_decision_overhead_p50_ms"] = _p50(_timed(overhead, repeats, max(warmup, n)))
     return out
+
+
+def _policy_demo(
+    store: MemoryStore,
+    decider: Decider | None,
+    remote_store_ms: float,
+    turns: list[str],
+    actor: str,
+    per_turn: dict[str, list[float]],
+    walls: dict[str, float],
+) -> None:
+    remote: MemoryStore = DelayedStore(store, remote_store_ms) if remote_store_ms > 0 else store
+    for arm, arm_decider in (("stock", None), ("gated", decider)):
+        policy = RecallPolicy(remote, decider=arm_decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+        started = time.perf_counter()
+        for turn in turns:
+            t0 = time.perf_counter()
+            policy.recall(turn, actor_id=actor, session_id="bench")
+            per_turn[arm].append(round((time.perf_counter() - t0) * 1000.0, 3))
+        walls[arm] = (time.perf_counter() - started) * 1000.0
+        policy.close()
+
+
+def _memory_manager_turns(
+    store: MemoryStore, decider: Decider | None, turns: list[str], actor: str, repeats: int, warmup: int
+) -> tuple[list[float], list[float]]:
+    """Whole agent turns (a real strands.Agent, MemoryManager injection included) of both arms."""
+    from .memory_manager import MemoryManagerArm
+
+    stock = MemoryManagerArm(store, None, gated=False, actor_id=actor)
+    gated = MemoryManagerArm(store, decider, gated=True, actor_id=actor, cache_size=0)
+    return (
+        _timed(lambda i: stock.turn(turns[i % len(turns)]), repeats, warmup),
+        _timed(lambda i: gated.turn(turns[i % len(turns)]), repeats, warmup),
+    )
+
+
+def _memory_manager_demo(
+    store: MemoryStore,
+    decider: Decider | None,
+    remote_store_ms: float,
+    per_turn: dict[str, list[float]],
+    walls: dict[str, float],
+) -> None:
+    from .memory_manager import run_memory_manager_demo
+
+    wrap = (lambda s: DelayedStore(s, remote_store_ms)) if remote_store_ms > 0 else None
+    result = run_memory_manager_demo(store, decider, wrap_store=wrap)
+    for arm in ("stock", "gated"):
+        per_turn[arm].extend(row[arm]["ms"] for row in result["per_turn"])
+        walls[arm] = float(result["arms"][arm]["wall_ms"])
 
 
 if __name__ == "__main__":  # the serving-process probe of ``serving_rss_mb``

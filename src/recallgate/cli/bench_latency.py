@@ -15,6 +15,7 @@ from ..errors import RecallgateError, UsageError
 from ..stores import open_store
 from . import emit_json, progress_enabled
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
+from .demo import add_via, memory_manager_runner
 
 KEYS = [
     ("embed p50 (ms)", "embed_p50_ms"),
@@ -79,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write a plot of per-turn latency of both arms to this image file; the extension picks "
         "the format (png, svg, pdf, ...; needs matplotlib; default: no plot)",
     )
+    add_via(parser)
     add_json(parser)
     parser.set_defaults(func=run)
 
@@ -89,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     # Everything that can be wrong with --plot fails now, before the long run, not after it.
     plot = check_plot_path(args.plot) if args.plot is not None else None
     decider = decider_from_args(args)
+    via = getattr(args, "via", "policy")
+    if via == "memory-manager":
+        memory_manager_runner()  # fail before the long run when strands is not installed
     options = {"url": args.url} if getattr(args, "url", None) else {}
     tmp = None
     url = args.store
@@ -107,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             repeats=args.repeats,
             on_stage=bar.stage if bar is not None else None,
             rss_probe=lambda: serving_rss_mb(url, None if decider is None else args.decider, options),
+            via=via,
         )
     finally:
         if bar is not None:
@@ -123,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(
         f"decider {result['decider']}, {result['records']} records, remote store delay "
-        f"{result['remote_store_ms']} ms, {result['cores']} cores\n"
+        f"{result['remote_store_ms']} ms, {result['cores']} cores"
+        + (", turns through Strands' MemoryManager (a real strands.Agent)" if via == "memory-manager" else "")
+        + "\n"
     )
     keys = KEYS + (MULTILINGUAL_KEYS if result.get("multilingual_embedder") else [])
     print(table([(label, result[key]) for label, key in keys], ["", "value"]))

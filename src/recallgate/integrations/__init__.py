@@ -1,7 +1,9 @@
 """Integrations with agent frameworks (each needs its optional extra).
 
-* :mod:`recallgate.integrations.strands` -- ``RecallHook`` and ``RecallSessionManager`` for
-  Strands Agents over any recallgate store (``pip install 'recallgate[strands]'``);
+* :mod:`recallgate.integrations.strands` -- ``GatedMemoryStore`` (and ``gated_stores``,
+  ``gated_injection``) in front of any store of Strands' ``MemoryManager``; ``RecallHook`` and
+  ``RecallSessionManager`` for Strands Agents over any recallgate store
+  (``pip install 'recallgate[strands]'``);
 * :mod:`recallgate.integrations.agentcore` -- ``GatedAgentCoreMemorySessionManager``, a
   drop-in for AgentCore Memory's Strands session manager (``pip install 'recallgate[agentcore]'``).
 
@@ -15,9 +17,23 @@ from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["GatedAgentCoreMemorySessionManager", "RecallHook", "RecallSessionManager"]
+__all__ = [
+    "GatedAgentCoreMemorySessionManager",
+    "GatedMemoryStore",
+    "MemoryGate",
+    "RecallHook",
+    "RecallSessionManager",
+    "RecallgateMemoryStore",
+    "gated_injection",
+    "gated_stores",
+]
 
 _WHERE = {
+    "GatedMemoryStore": ("strands", "strands"),
+    "MemoryGate": ("strands", "strands"),
+    "RecallgateMemoryStore": ("strands", "strands"),
+    "gated_injection": ("strands", "strands"),
+    "gated_stores": ("strands", "strands"),
     "RecallHook": ("strands", "strands"),
     "RecallSessionManager": ("strands", "strands"),
     "GatedAgentCoreMemorySessionManager": ("agentcore", "agentcore"),

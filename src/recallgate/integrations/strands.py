@@ -41,8 +41,10 @@ from ..extraction.pipeline import ExtractionResult
 from ..policy import Recall, RecallPolicy, message_text
 from ..records import Event, validate_id
 from ..stores.base import MemoryStore
+from .strands_memory import GatedMemoryStore, MemoryGate, RecallgateMemoryStore, gated_injection, gated_stores
 
 __all__ = ["RecallHook", "RecallSessionManager", "user_text"]
+__all__ += ["GatedMemoryStore", "MemoryGate", "RecallgateMemoryStore", "gated_injection", "gated_stores"]
 
 logger = logging.getLogger(__name__)
 
