@@ -3,9 +3,15 @@
 * :mod:`recallgate.integrations.strands` -- ``RecallHook`` and ``RecallSessionManager`` for
   Strands Agents over any recallgate store (``pip install 'recallgate[strands]'``);
 * :mod:`recallgate.integrations.agentcore` -- ``GatedAgentCoreMemorySessionManager``, a
-  drop-in for AgentCore Memory's Strands session manager (``pip install 'recallgate[agentcore]'``).
+  drop-in for AgentCore Memory's Strands session manager (``pip install 'recallgate[agentcore]'``);
+* :mod:`recallgate.integrations.langgraph` -- ``GatedStore`` (a gate in front of any LangGraph
+  ``BaseStore``) and ``RecallgateStore`` (recallgate's stores as one)
+  (``pip install 'recallgate[langgraph]'``);
+* :mod:`recallgate.integrations.adk` -- ``GatedMemoryService`` (a gate in front of any Google ADK
+  ``BaseMemoryService``) and ``RecallgateMemoryService`` (recallgate's stores as one)
+  (``pip install 'recallgate[adk]'``).
 
-Names are imported on first use, so ``import recallgate.integrations`` works without either extra.
+Names are imported on first use, so ``import recallgate.integrations`` works without any extra.
 """
 
 from __future__ import annotations
@@ -15,12 +21,24 @@ from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["GatedAgentCoreMemorySessionManager", "RecallHook", "RecallSessionManager"]
+__all__ = [
+    "GatedAgentCoreMemorySessionManager",
+    "GatedMemoryService",
+    "GatedStore",
+    "RecallHook",
+    "RecallSessionManager",
+    "RecallgateMemoryService",
+    "RecallgateStore",
+]
 
 _WHERE = {
     "RecallHook": ("strands", "strands"),
     "RecallSessionManager": ("strands", "strands"),
     "GatedAgentCoreMemorySessionManager": ("agentcore", "agentcore"),
+    "GatedStore": ("langgraph", "langgraph"),
+    "RecallgateStore": ("langgraph", "langgraph"),
+    "GatedMemoryService": ("adk", "adk"),
+    "RecallgateMemoryService": ("adk", "adk"),
 }
 
 
