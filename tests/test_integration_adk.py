@@ -371,3 +371,20 @@ async def test_a_runner_over_recallgates_own_store_gated(tmp_path, minilm):
     assert gated == [[], [PAST[1]], []]
     assert stats.gate_closed == 2 and stats.records_injected == 1
     store.close()
+
+
+def test_the_example_runs_offline(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "adk_memory.py"
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    stock, gated = done.stdout.split("== gated\n", 1)
+    assert "user: Hello!\n  model received 1:" in stock
+    assert "user: Hello!\n  model received 0: []" in gated
+    assert "model received 1: ['I only drink decaf oat flat whites.']" in gated
+    assert "gate opened 2, closed 2" in done.stdout and "OK: no errors" in done.stdout

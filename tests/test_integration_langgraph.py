@@ -560,3 +560,22 @@ def test_gated_store_over_recallgates_own_store(tmp_path, minilm):
     assert "decaf" in kept and "veg" not in kept and "dog" not in kept
     assert stats.gate_closed == 1 and stats.gate_opened == 1
     rg.close()
+
+
+def test_the_example_runs_offline(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "langgraph_store.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--store", f"sqlite:///{tmp_path}/lg.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    gated = done.stdout.split("== gated\n", 1)[1]
+    assert "user: Hello!\n  graph received 0: []" in gated
+    assert "gate opened 2, closed 2" in done.stdout and "OK: no errors" in done.stdout
