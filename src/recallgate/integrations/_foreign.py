@@ -73,7 +73,9 @@ class Turns(Generic[T]):
         seq = next(self._seq)
         # A policy that takes per-turn namespaces shows the key in traces and logs: keep it
         # readable. Otherwise it travels as a session id, which allows only safe characters.
-        key = f"{label}#{seq}" if _PER_TURN_NAMESPACES else f"turn-{seq}"
+        # (braces would read as a namespace template's placeholder)
+        readable = label.replace("{", "(").replace("}", ")")
+        key = f"{readable}#{seq}" if _PER_TURN_NAMESPACES else f"turn-{seq}"
         with self._lock:
             self._open[key] = turn
         return key
