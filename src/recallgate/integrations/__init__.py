@@ -5,9 +5,15 @@
   ``RecallSessionManager`` for Strands Agents over any recallgate store
   (``pip install 'recallgate[strands]'``);
 * :mod:`recallgate.integrations.agentcore` -- ``GatedAgentCoreMemorySessionManager``, a
-  drop-in for AgentCore Memory's Strands session manager (``pip install 'recallgate[agentcore]'``).
+  drop-in for AgentCore Memory's Strands session manager (``pip install 'recallgate[agentcore]'``);
+* :mod:`recallgate.integrations.langgraph` -- ``GatedStore`` (a gate in front of any LangGraph
+  ``BaseStore``) and ``RecallgateStore`` (recallgate's stores as one)
+  (``pip install 'recallgate[langgraph]'``);
+* :mod:`recallgate.integrations.adk` -- ``GatedMemoryService`` (a gate in front of any Google ADK
+  ``BaseMemoryService``) and ``RecallgateMemoryService`` (recallgate's stores as one)
+  (``pip install 'recallgate[adk]'``).
 
-Names are imported on first use, so ``import recallgate.integrations`` works without either extra.
+Names are imported on first use, so ``import recallgate.integrations`` works without any extra.
 """
 
 from __future__ import annotations
@@ -19,11 +25,15 @@ from ..errors import UsageError
 
 __all__ = [
     "GatedAgentCoreMemorySessionManager",
+    "GatedMemoryService",
     "GatedMemoryStore",
+    "GatedStore",
     "MemoryGate",
     "RecallHook",
     "RecallSessionManager",
+    "RecallgateMemoryService",
     "RecallgateMemoryStore",
+    "RecallgateStore",
     "gated_injection",
     "gated_stores",
 ]
@@ -37,6 +47,10 @@ _WHERE = {
     "RecallHook": ("strands", "strands"),
     "RecallSessionManager": ("strands", "strands"),
     "GatedAgentCoreMemorySessionManager": ("agentcore", "agentcore"),
+    "GatedStore": ("langgraph", "langgraph"),
+    "RecallgateStore": ("langgraph", "langgraph"),
+    "GatedMemoryService": ("adk", "adk"),
+    "RecallgateMemoryService": ("adk", "adk"),
 }
 
 
