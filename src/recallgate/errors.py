@@ -75,7 +75,7 @@ class QuestionError(UsageError):
 
 def error_kind(exc: BaseException) -> str:
     """A short kind for counting a failure: ``timeout``, ``unavailable``, else the error's own
-    ``kind`` (or an AWS-style ``code``), else the exception's class name."""
+    ``kind`` (or ``code``, or botocore's ``response["Error"]["Code"]``), else its class name."""
     if isinstance(exc, TimeoutError):
         return "timeout"
     if isinstance(exc, (ConnectionError, OSError)):
@@ -84,4 +84,10 @@ def error_kind(exc: BaseException) -> str:
         value = getattr(exc, attribute, None)
         if isinstance(value, str) and value:
             return value
+    # botocore's ClientError: the service's own code ("ThrottlingException")
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = (response.get("Error") or {}).get("Code")
+        if isinstance(code, str) and code:
+            return code
     return type(exc).__name__

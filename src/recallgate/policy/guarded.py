@@ -172,7 +172,8 @@ class GuardedSearcher:
         self.inner = searcher
         self.guard = guard
         self.has_mentions = isinstance(searcher, MentionIndex)
-        self.is_async = isinstance(searcher, AsyncSearcher) and not guard.local
+        # A natively async memory is awaited from arecall, local or not (a local one, no deadline).
+        self.is_async = isinstance(searcher, AsyncSearcher)
 
     @property
     def embedder(self) -> Embedder:
@@ -277,7 +278,8 @@ class GuardedSearcher:
 
         started = time.time_ns()
         tasks = [asyncio.ensure_future(one(ns)) for ns in namespaces]
-        _, pending = await asyncio.wait(tasks, timeout=self.guard.timeout_s)
+        timeout = None if self.guard.local else self.guard.timeout_s
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
         for task in pending:
             task.cancel()
         outcomes = [

@@ -18,6 +18,7 @@ _COUNTERS = (
     "records_returned",
     "records_injected",
     "records_dropped",
+    "records_skipped",
     "context_chars",
     "context_tokens",
     "decider_calls",
@@ -41,6 +42,8 @@ class RecallStats:
     records_returned: int = 0
     records_injected: int = 0
     records_dropped: int = 0
+    #: returned entries that could not be judged (empty or not text) and were left out
+    records_skipped: int = 0
     context_chars: int = 0
     context_tokens: int = 0
     decider_calls: int = 0
@@ -164,7 +167,9 @@ class RecallStats:
         )
         lines.append(
             f"records returned {self.records_returned}, injected {self.records_injected}, "
-            f"dropped {self.records_dropped}; "
+            f"dropped {self.records_dropped}"
+            + (f", skipped (not text) {self.records_skipped}" if self.records_skipped else "")
+            + "; "
             f"context {self.context_chars} chars / {self.context_tokens} tokens"
         )
         lines.append(
