@@ -238,3 +238,21 @@ def test_the_version_comes_from_the_package_metadata() -> None:
     from importlib import metadata
 
     assert recallgate.__version__ == metadata.version("recallgate")
+
+
+def test_a_turn_can_ask_for_its_own_namespaces_page_size_and_cap() -> None:
+    class KeepAll:
+        name = "keepall"
+
+        def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Any]:
+            return dict.fromkeys(questions, 0.9)
+
+    memory = ForeignMemory()
+    policy = RecallPolicy(memory, decider=KeepAll(), namespaces=["default"], gate_threshold=0.5)
+    recall = policy.recall("drinks?", actor_id="u1", namespaces=["page-7"], top_k=2, max_records=1)
+    assert memory.calls == [("page-7", "drinks?")]
+    assert len(recall.trace.candidates) == 2 and len(recall.records) == 1
+    assert [c.reason for c in recall.trace.candidates if not c.kept] == ["over max_records 1"]
+    with pytest.raises(UsageError, match="top_k"):
+        policy.recall("drinks?", actor_id="u1", top_k=0)
+    policy.close()

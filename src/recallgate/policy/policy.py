@@ -157,14 +157,18 @@ class RecallPolicy:
         actor_id: str,
         session_id: str | None = None,
         namespaces: Sequence[str] | None = None,
+        top_k: int | None = None,
+        max_records: int | None = None,
     ) -> Recall:
         """Decide and retrieve for one user message; returns the context block to inject.
 
-        ``namespaces`` (already resolved) replaces the policy's namespaces for this turn.
+        For this turn only: ``namespaces`` replaces the policy's namespaces, ``top_k`` the records
+        searched per namespace, ``max_records`` the most records kept (a caller that returns a
+        page, like a framework's search, asks for its page size).
         """
-        turn = self._start(message, actor_id, session_id, namespaces)
+        turn = self._start(message, actor_id, session_id, namespaces, top_k, max_records)
         if not turn.ended and self._decide(turn):
-            stages.search(turn, self.searcher, self.options.top_k, self._mode, self.stats)
+            stages.search(turn, self.searcher, turn.top_k, self._mode, self.stats)
             self._judge_and_keep(turn)
         return self._finish(turn, message)
 
@@ -175,6 +179,8 @@ class RecallPolicy:
         actor_id: str,
         session_id: str | None = None,
         namespaces: Sequence[str] | None = None,
+        top_k: int | None = None,
+        max_records: int | None = None,
     ) -> Recall:
         """:meth:`recall` for asyncio agents: the event loop never waits on a backend.
 
@@ -182,12 +188,14 @@ class RecallPolicy:
         sync calls run in worker threads; in-process work (the embedded decider, a local store)
         is called directly. Safe to await concurrently.
         """
-        turn = await asyncio.to_thread(self._start, message, actor_id, session_id, namespaces)
+        turn = await asyncio.to_thread(
+            self._start, message, actor_id, session_id, namespaces, top_k, max_records
+        )
         if not turn.ended:
             local = self.decider is None or self.decider.capabilities.local
             gate_open = self._decide(turn) if local else await asyncio.to_thread(self._decide, turn)
             if gate_open:
-                await stages.asearch(turn, self.searcher, self.options.top_k, self._mode, self.stats)
+                await stages.asearch(turn, self.searcher, turn.top_k, self._mode, self.stats)
                 if local:
                     self._judge_and_keep(turn)
                 else:
@@ -200,7 +208,13 @@ class RecallPolicy:
         return "dense" if self.decider is None else self.options.search_mode
 
     def _start(
-        self, message: Any, actor_id: str, session_id: str | None, namespaces: Sequence[str] | None
+        self,
+        message: Any,
+        actor_id: str,
+        session_id: str | None,
+        namespaces: Sequence[str] | None,
+        top_k: int | None = None,
+        max_records: int | None = None,
     ) -> Turn:
         """The turn's text, namespaces and query vector (``ended`` when there is nothing to decide)."""
         templates = list(namespaces) if namespaces is not None else list(self.namespaces)
@@ -209,6 +223,10 @@ class RecallPolicy:
         text = message_text(message)
         turn = Turn(text, actor_id, session_id, resolved, templates, Trace(gated=self.decider is not None))
         turn.trace.message_chars = len(text)
+        if top_k is not None and top_k < 1:
+            raise UsageError(f"top_k must be at least 1, got {top_k}")
+        turn.top_k = top_k if top_k is not None else self.options.top_k
+        turn.max_records = max_records if max_records is not None else self.options.max_records
         if not text.strip():
             turn.trace.skipped = "no text in the message"
             turn.ended = True
@@ -263,7 +281,7 @@ class RecallPolicy:
                 o.keep,
                 self.thresholds.get("judge", 0.5),
                 self.thresholds.get("judge_relative", 0.3),
-                o.max_records,
+                turn.max_records,
             )
 
         stages.keep_judged(turn, candidates, judged, rule)

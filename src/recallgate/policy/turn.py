@@ -65,6 +65,9 @@ class Turn:
     decider_failed: bool = False
     #: nothing to decide (no text, or no query vector): the turn injects nothing
     ended: bool = False
+    #: records searched per namespace, and the most kept, this turn
+    top_k: int = 10
+    max_records: int | None = None
     hits: list[tuple[str, SearchHit]] = field(default_factory=list)
     kept: list[KeptRecord] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
