@@ -41,6 +41,15 @@ def real_store(tmp_path, minilm):
 # ---- a real PostgreSQL with pgvector (tests/pg_server.py) ---------------------------------
 
 
+#: Which PostgreSQL the session's tests ran against, for the closing summary.
+_postgres_used: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    for description in _postgres_used:
+        terminalreporter.write_line(f"PostgreSQL for the tests: {description}")
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """A running PostgreSQL + pgvector: RECALLGATE_TEST_PG_URL's, or one started for the session.
@@ -52,6 +61,7 @@ def postgres_server():
 
     external = pg_server.server_from_env()
     if external is not None:
+        _postgres_used.append(external.description)
         yield external
         return
     try:
@@ -59,10 +69,11 @@ def postgres_server():
 
         server = pg_server.start_server()
     except (ImportError, pg_server.ServerUnavailable) as exc:
-        reason = f"no PostgreSQL for the tests: {exc} (pip install -e '.[dev]')"
+        reason = f"no PostgreSQL for the tests: {exc} (tests/pg_server.py says what it tries)"
         if os.environ.get("RECALLGATE_CI"):
             pytest.fail(reason)
         pytest.skip(reason)
+    _postgres_used.append(server.description)
     yield server
     server.stop()
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from recallgate.bench.locomo import SPLITS, load_conversation, run_locomo
+from recallgate.bench.locomo import run_locomo
+from recallgate.datasets.locomo import SPLITS, load_conversation
 from recallgate.errors import UsageError
 
 

@@ -1,13 +1,13 @@
 """One contract, every backend that can run here.
 
 Real peers where they exist (the embedded decider, sparrow-decider in-process, and the
-``systemone`` backend against a real ``sparrow-decider serve`` on loopback); local servers
-speaking the documented wire formats for OpenRouter, SageMaker and OpenAI-compatible LLMs.
+``systemone`` backend against a real ``sparrow-decider serve`` on loopback); fakes speaking
+the documented wire formats for OpenRouter, SageMaker and OpenAI-compatible LLMs, answering
+in-process (``httpx.MockTransport``, botocore ``before-send``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,18 +15,18 @@ from typing import Any
 
 import pytest
 
-from recallgate.deciders import ChoiceAnswer, Question, ScoreAnswer, make_decider
+from recallgate.deciders import BaseDecider, ChoiceAnswer, Question, ScoreAnswer, make_decider
 from recallgate.deciders import ask as policy_ask
 from recallgate.deciders.wire import normalise_answers
 from recallgate.errors import QuestionError
 from wire_servers import (
-    WireServer,
+    WireFake,
     fake_answers,
-    llm_server,
-    openrouter_server,
-    sagemaker_server,
+    llm_fake,
+    openrouter_fake,
+    sagemaker_fake,
     sparrow_serve,
-    systemone_server,
+    systemone_fake,
 )
 
 pytest.importorskip("sparrow_decider", reason="sparrow-decider is in the dev extra")
@@ -57,44 +57,33 @@ def sparrow_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def servers() -> Iterator[dict[str, WireServer]]:
-    with (
-        systemone_server() as s1,
-        openrouter_server("sk-or-test") as orr,
-        sagemaker_server() as sm,
-        llm_server() as llm,
-    ):
-        yield {
-            "systemone-wire": s1,
-            "openrouter": orr,
-            "sagemaker": sm,
-            "llm-chat": llm,
-            "llm-completions": llm,
-        }
+FAKES = {
+    "systemone-wire": systemone_fake,
+    "openrouter": lambda: openrouter_fake("sk-or-test"),
+    "sagemaker": sagemaker_fake,
+    "llm-chat": llm_fake,
+    "llm-completions": llm_fake,
+}
 
 
 @dataclass
 class Backend:
     decider: Any
-    server: WireServer | None
+    server: WireFake | None
     #: requests one ask() makes for len(QUESTIONS) questions (None: no server to count)
     requests_per_call: int | None
     #: answers come from wire_servers.fake_answers (so they are known exactly)
     fake: bool
 
 
-def _sagemaker(server: WireServer) -> Any:
+def _sagemaker(server: WireFake) -> Any:
     boto3 = pytest.importorskip("boto3", reason="boto3 comes with the dev extra (strands-agents)")
     session = boto3.Session(
         aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", region_name="us-east-1"
     )
-    return make_decider(
-        "sagemaker",
-        url="sagemaker://decider-endpoint?region=us-east-1",
-        session=session,
-        endpoint_url=server.url,
-    )
+    decider = make_decider("sagemaker", url="sagemaker://decider-endpoint?region=us-east-1", session=session)
+    decider.client.meta.events.register("before-send.sagemaker-runtime.InvokeEndpoint", server.before_send())
+    return decider
 
 
 BACKENDS = [
@@ -110,11 +99,9 @@ BACKENDS = [
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest, servers: dict[str, WireServer]) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     name = request.param
-    server = servers.get(name)
-    if server is not None:
-        server.heal()
+    server = FAKES[name]() if name in FAKES else None
     if name == "embedded":
         yield Backend(make_decider("embedded"), None, None, False)
         return
@@ -127,25 +114,26 @@ def backend(request: pytest.FixtureRequest, servers: dict[str, WireServer]) -> I
         )
         return
     assert server is not None
+    transport = server.transport() if name != "sagemaker" else None
     if name == "systemone-wire":
-        decider = make_decider("systemone", url=server.url)
+        decider = make_decider("systemone", url=server.url, transport=transport)
         per_call = 1
     elif name == "openrouter":
-        decider = make_decider("openrouter", url=server.url + "/api/alpha/decisions", api_key="sk-or-test")
+        decider = make_decider(
+            "openrouter", url=server.url + "/api/alpha/decisions", api_key="sk-or-test", transport=transport
+        )
         per_call = 1
     elif name == "sagemaker":
         decider = _sagemaker(server)
         per_call = 1
     elif name == "llm-chat":
-        decider = make_decider("llm", url=server.url + "/v1", model="fake")
+        decider = make_decider("llm", url=server.url + "/v1", model="fake", transport=transport)
         per_call = len(QUESTIONS)  # chat takes one prompt per request: one per question, concurrently
     else:
-        decider = make_decider("llm", url=server.url, model="fake", mode="completions")
+        decider = make_decider("llm", url=server.url, model="fake", mode="completions", transport=transport)
         per_call = 1
     yield Backend(decider, server, per_call, True)
-    close = getattr(decider, "close", None)
-    if callable(close):
-        close()
+    decider.close()
 
 
 def _check_shapes(answers: dict[str, Any]) -> None:
@@ -229,25 +217,49 @@ def test_bad_requests_are_refused_before_any_network_call(
         assert backend.server.count == before
 
 
-def test_async_twin_gives_the_same_answers(backend: Backend) -> None:
-    aask = getattr(backend.decider, "aask", None)
-    if aask is None:
-        assert backend.decider.name == "embedded"  # the only backend without one (it never waits)
-        return
-    sync = backend.decider.ask(STATE, QUESTIONS)
+#: what each backend adds up in usage(), besides calls (tokens as the server reports them)
+USAGE_KEYS = {
+    "embedded": set(),
+    "sparrow": set(),
+    "systemone-real": {"input_tokens", "output_tokens"},
+    "systemone-wire": {"input_tokens", "output_tokens"},
+    "openrouter": {"input_tokens", "output_tokens", "cost_usd"},
+    "sagemaker": set(),
+    "llm-chat": {"requests", "input_tokens", "output_tokens"},
+    "llm-completions": {"requests", "input_tokens", "output_tokens"},
+}
 
-    async def run() -> Any:
-        try:
-            return await aask(STATE, QUESTIONS)
-        finally:
-            aclose = getattr(backend.decider, "aclose", None)
-            if aclose is not None:
-                await aclose()
 
-    got = asyncio.run(run())
-    assert got["gate"] == pytest.approx(sync["gate"], abs=1e-6)
-    assert got["topic"].probabilities == pytest.approx(sync["topic"].probabilities, abs=1e-6)
-    assert got["personal"].probabilities == pytest.approx(sync["personal"].probabilities, abs=1e-6)
+def test_decide_gives_the_answers_with_warnings_and_usage_as_data(
+    backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    name = request.node.callspec.params["backend"]
+    decider = backend.decider
+    assert isinstance(decider, BaseDecider)
+    before = decider.usage()  # the embedded decider is a shared instance: count from here
+    assert set(before) == {"calls", *USAGE_KEYS[name]}
+    decision = decider.decide(STATE, QUESTIONS)
+    _check_shapes(decision.answers)
+    answers = decider.ask(STATE, QUESTIONS)
+    assert answers["gate"] == pytest.approx(decision.answers["gate"], abs=1e-6)
+    assert answers["topic"].probabilities == pytest.approx(decision.answers["topic"].probabilities, abs=1e-6)
+    assert decision.warnings == []
+    assert set(decision.usage) == USAGE_KEYS[name]
+    assert all(isinstance(v, (int, float)) and v >= 0 for v in decision.usage.values())
+    usage = decider.usage()
+    assert usage["calls"] - before["calls"] == 2
+    for key, value in decision.usage.items():
+        # the same questions twice cost the same twice
+        assert usage[key] - before[key] == pytest.approx(2 * value)
+
+
+def test_capabilities_are_declared(backend: Backend, request: pytest.FixtureRequest) -> None:
+    name = request.node.callspec.params["backend"]
+    capabilities = backend.decider.capabilities
+    assert backend.decider.local is capabilities.local is (name in ("embedded", "sparrow"))
+    assert capabilities.reads_wording is (name != "embedded")
+    assert capabilities.uses_hints is (name == "embedded")
+    assert capabilities.sends_examples is False  # no backend sends a question's examples today
 
 
 def test_a_long_state_is_cut_with_a_warning(backend: Backend) -> None:
@@ -255,19 +267,21 @@ def test_a_long_state_is_cut_with_a_warning(backend: Backend) -> None:
         pytest.skip(
             "the embedded decider reads any length (its embedder truncates; the policy caps the state)"
         )
-    long_state = "Tell me about my tea preferences please. " * 2000  # 84,000 characters, ~16k tokens
-    if hasattr(backend.decider, "max_state_chars"):
+    long_state = "Tell me about my tea preferences please. " * 2000  # 82,000 characters, ~16k tokens
+    if backend.decider.max_state_chars is not None:  # a character limit: make it bite sooner
         backend.decider.max_state_chars = 1000
-    answers = backend.decider.ask(long_state, QUESTIONS)
-    _check_shapes(answers)
-    warnings = backend.decider.last_warnings
-    assert warnings and ("truncated" in warnings[0] or "reads at most" in warnings[0])
+    decision = backend.decider.decide(long_state, QUESTIONS)
+    _check_shapes(decision.answers)
+    warnings = decision.warnings
+    if backend.decider.name == "sparrow":  # no character limit: the model's token window
+        assert len(warnings) == 1 and "reads at most" in warnings[0]
+    else:
+        assert len(warnings) == 1 and "truncated from 82000 to 1000" in warnings[0]
     if backend.server is not None:
         sent = backend.server.received[-1].body
         assert len(str(sent)) < 20_000  # the cut state went over the wire, not the whole one
     # The next call with a short state carries no stale warning.
-    backend.decider.ask(STATE, QUESTIONS)
-    assert backend.decider.last_warnings == []
+    assert backend.decider.decide(STATE, QUESTIONS).warnings == []
 
 
 def test_systemone_over_a_real_sparrow_server_agrees_with_sparrow_in_process(sparrow_url: str) -> None:

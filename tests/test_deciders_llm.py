@@ -1,4 +1,8 @@
-"""llm: an OpenAI-compatible chat/completions server with logprobs, local to the test."""
+"""llm: an OpenAI-compatible chat/completions server with logprobs, answering in-process.
+
+The fake speaks the wire format through ``httpx.MockTransport``; its slow-server timeout is
+in ``test_http_sockets.py``.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ import pytest
 
 from recallgate.deciders.llm import LLMDecider, build_prompt, distribution
 from recallgate.deciders.questions import ChoiceAnswer, Question, ScoreAnswer
-from recallgate.errors import DeciderBadResponse, DeciderTimeout, DeciderUnavailable, UsageError
-from wire_servers import WireServer, llm_server
+from recallgate.errors import DeciderBadResponse, DeciderUnavailable, UsageError
+from wire_servers import WireFake, llm_fake
 
 QUESTIONS = {
     "gate": {
@@ -27,21 +31,21 @@ QUESTIONS = {
 }
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[WireServer]:
-    with llm_server(api_key="local-key") as s:
-        yield s
+@pytest.fixture
+def server() -> WireFake:
+    return llm_fake(api_key="local-key")
 
 
 @pytest.fixture
-def llm(server: WireServer) -> Iterator[LLMDecider]:
-    server.heal()
-    d = LLMDecider(server.url + "/v1", model="fake", api_key="local-key", timeout=2.0)
+def llm(server: WireFake) -> Iterator[LLMDecider]:
+    d = LLMDecider(
+        server.url + "/v1", model="fake", api_key="local-key", timeout=2.0, transport=server.transport()
+    )
     yield d
     d.close()
 
 
-def test_noul_is_the_yes_share_of_the_yes_no_mass(llm: LLMDecider, server: WireServer) -> None:
+def test_noul_is_the_yes_share_of_the_yes_no_mass(llm: LLMDecider, server: WireFake) -> None:
     answers = llm.ask("I want a drink now", QUESTIONS)
     assert answers["gate"] == pytest.approx(0.85, abs=1e-6)  # the fake model: shared word "drink"
     assert llm.ask("Hello there", QUESTIONS)["gate"] == pytest.approx(0.2, abs=1e-6)
@@ -59,52 +63,58 @@ def test_choice_and_score_read_the_label_tokens(llm: LLMDecider) -> None:
     assert isinstance(level, ScoreAnswer) and math.isclose(sum(level.probabilities), 1.0)
 
 
-def test_chat_mode_sends_one_request_per_question(llm: LLMDecider, server: WireServer) -> None:
-    before = server.count
-    llm.ask("a drink?", QUESTIONS)
-    assert server.count - before == 3
-    assert llm.usage()["requests"] >= 3 and llm.usage()["calls"] >= 1
+def test_chat_mode_sends_one_request_per_question(llm: LLMDecider, server: WireFake) -> None:
+    assert llm.usage() == {"calls": 0, "requests": 0, "input_tokens": 0, "output_tokens": 0}
+    decision = llm.decide("a drink?", QUESTIONS)
+    assert server.count == 3
+    # The fake reports the prompt's words as input tokens and one output token per request.
+    words = sum(len(r.body["messages"][-1]["content"].split()) for r in server.received)
+    assert decision.usage == {"requests": 3, "input_tokens": words, "output_tokens": 3}
+    assert llm.usage() == {"calls": 1, "requests": 3, "input_tokens": words, "output_tokens": 3}
 
 
-def test_completions_mode_sends_one_request_for_all_questions(server: WireServer) -> None:
-    server.heal()
-    with_batch = LLMDecider(server.url, model="fake", api_key="local-key", mode="completions")
-    before = server.count
-    answers = with_batch.ask("I want a drink now", QUESTIONS)
-    assert server.count - before == 1
+def test_completions_mode_sends_one_request_for_all_questions(server: WireFake) -> None:
+    with_batch = LLMDecider(
+        server.url, model="fake", api_key="local-key", mode="completions", transport=server.transport()
+    )
+    decision = with_batch.decide("I want a drink now", QUESTIONS)
+    assert server.count == 1
+    assert server.received[-1].path == "/v1/completions"
     assert len(server.received[-1].body["prompt"]) == 3
-    assert answers["gate"] == pytest.approx(0.85, abs=1e-6)
+    assert decision.answers["gate"] == pytest.approx(0.85, abs=1e-6)
+    assert decision.usage == {"requests": 1, "input_tokens": 30, "output_tokens": 3}
 
 
-def test_completions_mode_with_a_missing_completion_is_an_error(server: WireServer) -> None:
+def test_completions_mode_with_a_missing_completion_is_an_error(server: WireFake) -> None:
     server.fail("missing_answer")
-    d = LLMDecider(server.url, model="fake", api_key="local-key", mode="completions")
+    d = LLMDecider(
+        server.url, model="fake", api_key="local-key", mode="completions", transport=server.transport()
+    )
     with pytest.raises(DeciderBadResponse, match="3 prompts sent, 2 completions"):
         d.ask("drink", QUESTIONS)
-    server.heal()
 
 
-def test_no_allowed_token_among_the_top_logprobs_is_an_error(llm: LLMDecider, server: WireServer) -> None:
+def test_no_allowed_token_among_the_top_logprobs_is_an_error(llm: LLMDecider, server: WireFake) -> None:
     server.fail("missing_answer")  # the server's top tokens hold only chatter
     with pytest.raises(DeciderBadResponse, match="none of the allowed answers") as info:
         llm.ask("drink", {"gate": QUESTIONS["gate"]})
     assert info.value.backend_kind == "no_answer_token"
 
 
-def test_errors_are_typed(llm: LLMDecider, server: WireServer) -> None:
+def test_errors_are_typed(llm: LLMDecider, server: WireFake) -> None:
     server.fail("status", status=503, message="model loading")
     with pytest.raises(DeciderUnavailable, match="model loading"):
         llm.ask("drink", QUESTIONS)
     server.fail("truncated_json")
     with pytest.raises(DeciderBadResponse, match="not valid JSON"):
         llm.ask("drink", QUESTIONS)
-    server.fail("slow", seconds=1.5)
-    slow = LLMDecider(server.url, model="fake", api_key="local-key", timeout=0.3)
-    with pytest.raises(DeciderTimeout):
-        slow.ask("drink", {"gate": QUESTIONS["gate"]})
     server.heal()
-    with pytest.raises(DeciderUnavailable, match="invalid api key"):
-        LLMDecider(server.url, model="fake", api_key="wrong").ask("drink", QUESTIONS)
+    with pytest.raises(DeciderUnavailable, match="invalid api key") as info:
+        LLMDecider(server.url, model="fake", api_key="wrong", transport=server.transport()).ask(
+            "drink", QUESTIONS
+        )
+    assert info.value.status == 401
+    assert llm.usage()["calls"] == 0  # no call was answered
 
 
 def test_distribution_adds_up_token_variants() -> None:

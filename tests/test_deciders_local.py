@@ -187,6 +187,20 @@ def test_ask_json_systemone_and_sparrow_agree(sparrow_url: str, capsys: pytest.C
     assert remote["answers"]["choice_0"] == local["answers"]["choice_0"]
     assert remote["answers"]["score_0"]["probabilities"] == local["answers"]["score_0"]["probabilities"]
     assert remote["latency_ms"] > 0 and remote["warnings"] == []
+    # Every backend prints the same keys; usage is what the backend reported for this call.
+    assert set(remote) == set(local) == {"backend", "model", "latency_ms", "answers", "warnings", "usage"}
+    assert set(remote["usage"]) == {"calls", "input_tokens", "output_tokens"} and local["usage"] == {
+        "calls": 1
+    }
+
+
+def test_ask_json_reports_the_calls_warnings(sparrow_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["ask", "--decider", "systemone", "--url", sparrow_url, "--option", "max_state_chars=10", *ASK]
+    assert main([*argv, "--json"]) == 0
+    (warning,) = json.loads(capsys.readouterr().out)["warnings"]
+    assert "state truncated from 36 to 10 characters" in warning
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith(f"warning: {warning}\n")
 
 
 def test_ask_text_output(capsys: pytest.CaptureFixture[str]) -> None:

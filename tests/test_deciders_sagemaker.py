@@ -1,7 +1,9 @@
-"""sagemaker: boto3 with dummy keys, SigV4-signed, against a local Triton-envelope server.
+"""sagemaker: boto3 with dummy keys, SigV4-signed, answered by a Triton-envelope fake.
 
-botocore builds, validates and signs every request exactly as it would for AWS; only the
-endpoint URL points at the local server. Event handlers watch what botocore sends.
+botocore builds, validates and signs every request exactly as it would for AWS, to AWS's own
+URL; a ``before-send`` event handler (botocore's ``MockTransport``) answers it in-process, and
+botocore parses the answer -- errors included -- as it would AWS's. The slow-endpoint and
+refused-connection tests need a real socket: ``test_http_sockets.py``.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ import pytest
 
 from recallgate.deciders import make_decider
 from recallgate.deciders.sagemaker import SageMakerDecider, triton_request
-from recallgate.errors import DeciderBadResponse, DeciderTimeout, DeciderUnavailable, UsageError
-from wire_servers import WireServer, sagemaker_server
+from recallgate.errors import DeciderBadResponse, DeciderUnavailable, UsageError
+from wire_servers import WireFake, sagemaker_fake
 
 boto3 = pytest.importorskip("boto3", reason="boto3 comes with the dev extra (strands-agents) and [sagemaker]")
 
@@ -31,27 +33,25 @@ def _session() -> Any:
     )
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[WireServer]:
-    with sagemaker_server() as s:
-        yield s
+def _answered_by(decider: SageMakerDecider, fake: WireFake) -> SageMakerDecider:
+    decider.client.meta.events.register("before-send.sagemaker-runtime.InvokeEndpoint", fake.before_send())
+    return decider
 
 
 @pytest.fixture
-def decider(server: WireServer) -> Iterator[SageMakerDecider]:
-    server.heal()
-    d = SageMakerDecider(
-        "sagemaker://decider-endpoint?region=us-east-1",
-        session=_session(),
-        endpoint_url=server.url,
-        timeout=2.0,
-    )
-    yield d
+def server() -> WireFake:
+    return sagemaker_fake()
+
+
+@pytest.fixture
+def decider(server: WireFake) -> Iterator[SageMakerDecider]:
+    d = SageMakerDecider("sagemaker://decider-endpoint?region=us-east-1", session=_session(), timeout=2.0)
+    yield _answered_by(d, server)
     d.close()
 
 
 def test_request_is_the_triton_envelope_signed_with_sigv4(
-    decider: SageMakerDecider, server: WireServer
+    decider: SageMakerDecider, server: WireFake
 ) -> None:
     sent_by_botocore: list[Any] = []
     decider.client.meta.events.register(
@@ -62,8 +62,13 @@ def test_request_is_the_triton_envelope_signed_with_sigv4(
     (request,) = sent_by_botocore
     assert request.headers["Authorization"].startswith(b"AWS4-HMAC-SHA256 Credential=AKIDTEST/")
     assert b"/sagemaker/aws4_request" in request.headers["Authorization"]
+    assert (
+        request.url
+        == "https://runtime.sagemaker.us-east-1.amazonaws.com/endpoints/decider-endpoint/invocations"
+    )
     received = server.received[-1]
     assert received.path == "/endpoints/decider-endpoint/invocations"
+    assert received.headers["content-type"] == "application/json"
     (tensor,) = received.body["inputs"]
     assert tensor["name"] == "REQUEST_JSON" and tensor["shape"] == [1, 1] and tensor["datatype"] == "BYTES"
     inner = json.loads(tensor["data"][0])
@@ -124,7 +129,7 @@ def test_canned_answer_through_a_before_call_handler() -> None:
 
 
 def test_caller_error_arrives_as_http_200_with_an_error_body(
-    decider: SageMakerDecider, server: WireServer
+    decider: SageMakerDecider, server: WireFake
 ) -> None:
     server.fail("error_200", error_kind="invalid_request", message="score needs 2-10 levels")
     with pytest.raises(DeciderBadResponse, match="score needs 2-10 levels") as info:
@@ -142,7 +147,7 @@ def test_caller_error_arrives_as_http_200_with_an_error_body(
     ],
 )
 def test_sagemaker_errors_are_typed(
-    decider: SageMakerDecider, server: WireServer, status: int, kind: str, error: type
+    decider: SageMakerDecider, server: WireFake, status: int, kind: str, error: type
 ) -> None:
     # A ModelError travels as HTTP 424 with the container's status in OriginalStatusCode.
     server.fail("status", status=status, error_kind=kind, message="container said no")
@@ -154,16 +159,14 @@ def test_sagemaker_errors_are_typed(
         assert info.value.status == status
 
 
-def test_unknown_endpoint_is_unavailable(server: WireServer) -> None:
-    server.heal()
-    d = SageMakerDecider(
-        endpoint_name="nope", region="us-east-1", session=_session(), endpoint_url=server.url
-    )
-    with pytest.raises(DeciderUnavailable, match="not found"):
+def test_unknown_endpoint_is_unavailable(server: WireFake) -> None:
+    d = _answered_by(SageMakerDecider(endpoint_name="nope", region="us-east-1", session=_session()), server)
+    with pytest.raises(DeciderUnavailable, match="not found") as info:
         d.ask("tea", QUESTIONS)
+    assert info.value.backend_kind == "ValidationError"
 
 
-def test_truncated_json_and_missing_tensor(decider: SageMakerDecider, server: WireServer) -> None:
+def test_truncated_json_and_missing_tensor(decider: SageMakerDecider, server: WireFake) -> None:
     server.fail("truncated_json")
     with pytest.raises(DeciderBadResponse, match="not valid JSON"):
         decider.ask("tea", QUESTIONS)
@@ -172,35 +175,13 @@ def test_truncated_json_and_missing_tensor(decider: SageMakerDecider, server: Wi
         decider.ask("tea", QUESTIONS)
 
 
-def test_slow_endpoint_times_out(server: WireServer) -> None:
-    server.fail("slow", seconds=1.5)
-    d = SageMakerDecider(
-        endpoint_name="decider-endpoint",
-        region="us-east-1",
-        session=_session(),
-        endpoint_url=server.url,
-        timeout=0.3,
-    )
-    with pytest.raises(DeciderTimeout, match="timed out"):
-        d.ask("tea", QUESTIONS)
-    server.heal()
-
-
-def test_connection_refused_is_unavailable() -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    d = SageMakerDecider(
-        endpoint_name="e",
-        region="us-east-1",
-        session=_session(),
-        endpoint_url=f"http://127.0.0.1:{port}",
-        retries=1,
-    )
-    with pytest.raises(DeciderUnavailable, match="cannot connect"):
-        d.ask("tea", QUESTIONS)
+def test_usage_counts_answered_calls(decider: SageMakerDecider, server: WireFake) -> None:
+    assert decider.usage() == {"calls": 0}
+    decider.ask("tea", QUESTIONS)
+    server.fail("out_of_range")
+    with pytest.raises(DeciderBadResponse):
+        decider.ask("tea", QUESTIONS)
+    assert decider.usage() == {"calls": 1}
 
 
 def test_configuration_errors() -> None:

@@ -130,6 +130,6 @@ def test_judge_probabilities_keep_their_order_where_float32_would_round_to_one()
         vector = np.zeros(64, dtype=np.float32)
         vector[0], vector[1] = cosine, np.sqrt(1 - cosine**2)
         hints.subject_vectors[name] = vector
-    answers = decider.ask("q", {n: judge_question(n) for n in names}, hints=hints)
+    answers = decider.decide("q", {n: judge_question(n) for n in names}, hints).answers
     # logits ~24.6, 23.4, 22.1: a float32 logistic gives exactly 1.0 for all three
     assert answers["a"] > answers["b"] > answers["c"]

@@ -15,6 +15,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
     ("script", "args", "expected"),
     [
         ("strands_local.py", [], "events stored for new_user: 4"),
+        ("strands_memory_manager.py", [], "gate opened 2, closed 2"),
         ("agentcore.py", ["--offline"], "gate opened 2, closed 2"),
     ],
 )

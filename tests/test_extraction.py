@@ -350,10 +350,11 @@ def test_bad_model_replies_are_errors_naming_the_session(reply, message):
 
 
 def test_an_unreachable_or_failing_model_is_an_error():
-    transport, _ = chat_server(status=500)
+    transport, seen = chat_server(status=500)
     extractor = LLMExtractor(OpenAIChat("tiny", base_url="http://llm.local/v1", transport=transport))
-    with pytest.raises(ExtractionError, match="HTTP 500"):
+    with pytest.raises(ExtractionError, match=r"HTTP 500.*upstream exploded") as info:
         extractor.extract([user("I moved to Oslo.")])
+    assert info.value.status == 500 and len(seen) == 1  # an answered request is not sent again
     assert parse_extraction('{"facts": []}') == []
     assert LLMExtractor(OpenAIChat("tiny", transport=transport)).extract([]) == []
 
@@ -483,3 +484,40 @@ def test_ingest_usage_mistakes_are_one_line_and_exit_2(tmp_path, capsys, args, m
     args = [a.replace("{file}", str(path)) for a in args]
     code, _, err = ingest(capsys, *args, "--store", f"sqlite:///{tmp_path}/m.db")
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_chat_client_is_the_shared_one_with_its_error_mapping():
+    # The extractor talks through recallgate.http.JsonClient, as the deciders do: the same
+    # statuses mean the same things, raised as extraction errors.
+    requests: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        key = request.headers.get("authorization")
+        if key != "Bearer good":
+            return httpx.Response(
+                401, json={"error": {"message": "Incorrect API key", "type": "invalid_api_key"}}
+            )
+        return httpx.Response(200, text="<html>proxy error</html>")
+
+    transport = httpx.MockTransport(answer)
+    with pytest.raises(ExtractionError, match=r"check the API key.*Incorrect API key") as info:
+        OpenAIChat("tiny", base_url="http://llm.local/v1", api_key="bad", transport=transport).complete(
+            "s", "u"
+        )
+    assert info.value.backend_kind == "invalid_api_key" and info.value.status == 401
+    assert str(requests[-1].url) == "http://llm.local/v1/chat/completions"
+    with pytest.raises(ExtractionError, match="not valid JSON") as info:
+        OpenAIChat("tiny", base_url="http://llm.local/v1", api_key="good", transport=transport).complete(
+            "s", "u"
+        )
+    assert info.value.backend_kind == "invalid_json"
+
+
+def test_a_reply_without_text_is_an_error():
+    transport, _ = chat_server()
+    with pytest.raises(ExtractionError, match="no text content"):
+        OpenAIChat("tiny", base_url="http://llm.local/v1", transport=transport).complete("s", "u")
+    shapeless = httpx.MockTransport(lambda request: httpx.Response(200, json={"choices": []}))
+    with pytest.raises(ExtractionError, match="unexpected response shape"):
+        OpenAIChat("tiny", base_url="http://llm.local/v1", transport=shapeless).complete("s", "u")

@@ -95,7 +95,7 @@ def test_migrations_are_recorded_once_and_reopening_changes_nothing(pg_url, sche
 def test_an_older_schema_is_upgraded_in_place(pg_url, schema, monkeypatch, old_version):
     corpus = SyntheticCorpus(1200, 3, dimension=48, seed=4)
     with monkeypatch.context() as patch:
-        patch.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:old_version])
+        patch.setattr(postgres.migrations, "MIGRATIONS", postgres.MIGRATIONS[:old_version])
         with _open(pg_url, schema, 48) as old:
             _load(old, corpus)
             (record,) = old.add_records([R(actor_id="a", namespace="/n", text="written before")])

@@ -29,7 +29,7 @@ from recallgate.embeddings import HashingEmbedder
 from recallgate.errors import StoreError
 from recallgate.policy.stats import RecallStats
 from recallgate.stores import SQLiteStore
-from wire_servers import WireServer, systemone_server
+from wire_servers import WireFake, systemone_fake, systemone_server
 
 NS = ["/facts/{actorId}"]
 ACTOR = "alice"
@@ -80,7 +80,8 @@ def _dead_port() -> int:
 
 
 @pytest.fixture
-def s1_server() -> Iterator[WireServer]:
+def s1_server() -> Iterator[WireFake]:
+    """The systemone fake on a real socket: slow answers need one."""
     with systemone_server() as server:
         yield server
 
@@ -104,7 +105,7 @@ def test_decider_down_connection_refused_fails_open_within_budget(seeded: SQLite
     decider.close()
 
 
-def test_slow_decider_is_cut_off_by_the_policy_deadline(seeded: SQLiteStore, s1_server: WireServer) -> None:
+def test_slow_decider_is_cut_off_by_the_policy_deadline(seeded: SQLiteStore, s1_server: WireFake) -> None:
     sleep_s = 6.0
     s1_server.fail("slow", seconds=sleep_s)
     # The backend's own timeout is longer than the server's sleep: only the policy's deadline bites.
@@ -120,7 +121,7 @@ def test_slow_decider_is_cut_off_by_the_policy_deadline(seeded: SQLiteStore, s1_
     policy.close()
 
 
-def test_slow_decider_is_cut_off_by_its_own_http_timeout(seeded: SQLiteStore, s1_server: WireServer) -> None:
+def test_slow_decider_is_cut_off_by_its_own_http_timeout(seeded: SQLiteStore, s1_server: WireFake) -> None:
     s1_server.fail("slow", seconds=6.0)
     decider = SystemOneDecider(s1_server.url, timeout=0.4, retries=0)
     policy = RecallPolicy(seeded, decider=decider, namespaces=NS, decider_timeout_s=5.0)
@@ -143,10 +144,11 @@ def test_slow_decider_is_cut_off_by_its_own_http_timeout(seeded: SQLiteStore, s1
     ],
 )
 def test_garbage_on_the_wire_fails_open_as_a_bad_response(
-    seeded: SQLiteStore, s1_server: WireServer, mode: str, options: dict[str, Any], message: str
+    seeded: SQLiteStore, mode: str, options: dict[str, Any], message: str
 ) -> None:
-    s1_server.fail(mode, **options)
-    decider = SystemOneDecider(s1_server.url, timeout=5.0, retries=0)
+    fake = systemone_fake()
+    fake.fail(mode, **options)
+    decider = SystemOneDecider(fake.url, timeout=5.0, retries=0, transport=fake.transport())
     policy = RecallPolicy(seeded, decider=decider, namespaces=NS, decider_timeout_s=2.0)
     recall, elapsed = _timed_recall(policy)
     _assert_failed_open(recall)
@@ -324,7 +326,7 @@ def test_half_open_lets_one_trial_through_while_others_fail_open(seeded: SQLiteS
     policy.close()
 
 
-def test_breaker_saves_the_timeout_on_every_turn(seeded: SQLiteStore, s1_server: WireServer) -> None:
+def test_breaker_saves_the_timeout_on_every_turn(seeded: SQLiteStore, s1_server: WireFake) -> None:
     s1_server.fail("slow", seconds=6.0)
     decider = SystemOneDecider(s1_server.url, timeout=30.0, retries=0)
     policy = RecallPolicy(

@@ -6,8 +6,8 @@
   and per-turn budgets hold.
 * Property tests: record rendering and packing take any JSON value and any unicode (lone
   surrogates included); the decider wire parsers (``parse_answers`` and the HTTP backends'
-  response handling, over a real loopback socket) return a valid answer or raise a
-  :class:`~recallgate.errors.DeciderError`, nothing else.
+  response handling, fed the raw bytes through ``httpx.MockTransport``) return a valid answer
+  or raise a :class:`~recallgate.errors.DeciderError`, nothing else.
 
 The edge-case tests pin down the inputs that were defects found here (listed, with their
 fixes, in RELIABILITY.md); the property strategies include them.
@@ -18,11 +18,10 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
-from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Mapping
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -40,7 +39,7 @@ from recallgate.stores import SQLiteStore
 
 NS = ["/facts/{actorId}"]
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-NETWORK = settings(
+WIRE = settings(
     max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
@@ -380,48 +379,30 @@ def test_parse_answers_edge_cases(raw: Any, question: Question) -> None:
     assert_valid_answers({"q": question}, answers)
 
 
-# ---- properties: the HTTP backends' response handling, over a real socket ------------------
+# ---- properties: the HTTP backends' response handling, from the raw bytes ------------------
 
 
 class RawServer:
-    """A loopback HTTP server that answers every POST with ``status`` and ``body`` as set."""
+    """Answers every POST with ``status`` and ``body`` as set, in-process (``httpx.MockTransport``)."""
+
+    url = "http://raw.test"
 
     def __init__(self) -> None:
         self.status = 200
         self.body = b"{}"
-        owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def transport(self) -> httpx.MockTransport:
+        def answer(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(
+                self.status, headers={"content-type": "application/json"}, content=self.body
+            )
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                body = owner.body
-                self.send_response(owner.status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return httpx.MockTransport(answer)
 
 
 @pytest.fixture(scope="module")
-def raw_server() -> Iterator[RawServer]:
-    server = RawServer()
-    yield server
-    server.close()
+def raw_server() -> RawServer:
+    return RawServer()
 
 
 STATUSES = st.sampled_from([200, 200, 200, 200, 400, 401, 404, 408, 422, 429, 500, 502, 503, 504])
@@ -457,14 +438,14 @@ def systemone_bodies(draw: st.DrawFn) -> tuple[dict[str, Question], bytes]:
     return qs, text.encode()
 
 
-@NETWORK
+@WIRE
 @given(case=systemone_bodies(), status=STATUSES)
 def test_systemone_returns_valid_answers_or_a_decider_error(
     raw_server: RawServer, case: tuple[dict[str, Question], bytes], status: int
 ) -> None:
     qs, body = case
     raw_server.status, raw_server.body = status, body
-    decider = SystemOneDecider(raw_server.url, timeout=5.0, retries=0)
+    decider = SystemOneDecider(raw_server.url, timeout=5.0, retries=0, transport=raw_server.transport())
     try:
         answers = decider.ask("a state", {n: q.to_wire() for n, q in qs.items()})
     except DeciderError:
@@ -500,13 +481,13 @@ def llm_bodies(draw: st.DrawFn) -> bytes:
     return json.dumps(body).encode()
 
 
-@NETWORK
+@WIRE
 @given(body=llm_bodies(), status=STATUSES)
 def test_llm_returns_valid_answers_or_a_decider_error(
     raw_server: RawServer, body: bytes, status: int
 ) -> None:
     raw_server.status, raw_server.body = status, body
-    decider = LLMDecider(raw_server.url + "/v1", timeout=5.0, retries=0)
+    decider = LLMDecider(raw_server.url + "/v1", timeout=5.0, retries=0, transport=raw_server.transport())
     q = Question("noul", "yes?")
     try:
         answers = decider.ask("a state", {"gate": q.to_wire()})
@@ -597,7 +578,7 @@ def _systemone_answer(value: str) -> bytes:
 )
 def test_systemone_edge_cases(raw_server: RawServer, status: int, body: bytes) -> None:
     raw_server.status, raw_server.body = status, body
-    decider = SystemOneDecider(raw_server.url, timeout=5.0, retries=0)
+    decider = SystemOneDecider(raw_server.url, timeout=5.0, retries=0, transport=raw_server.transport())
     try:
         answers = decider.ask("a state", {"gate": NOUL["gate"].to_wire()})
     except DeciderError:
@@ -635,7 +616,7 @@ def test_systemone_edge_cases(raw_server: RawServer, status: int, body: bytes) -
 )
 def test_llm_edge_cases(raw_server: RawServer, body: bytes) -> None:
     raw_server.status, raw_server.body = 200, body
-    decider = LLMDecider(raw_server.url + "/v1", timeout=5.0, retries=0)
+    decider = LLMDecider(raw_server.url + "/v1", timeout=5.0, retries=0, transport=raw_server.transport())
     try:
         answers = decider.ask("a state", {"gate": NOUL["gate"].to_wire()})
     except DeciderError:

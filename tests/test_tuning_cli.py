@@ -224,3 +224,23 @@ def test_both_commands_run_on_sparrow(capsys: pytest.CaptureFixture[str]) -> Non
     )
     assert code == 0, err
     assert all(set(c) == VALIDATOR_KEYS | {"errors"} for c in json.loads(out)["candidates"].values())
+
+
+def test_the_readmes_tune_then_from_config_sequence_gives_config_sources(tmp_path, real_store) -> None:
+    """README "Tuning": `tune gate/validator ... --write-config` then `RecallPolicy.from_config`."""
+    import subprocess
+    import sys
+
+    from recallgate import RecallPolicy
+
+    config = tmp_path / "thresholds.json"
+    for command in (
+        ["tune", "gate", "--labels", "builtin:seed", "--write-config", str(config), "--json"],
+        ["tune", "validator", "--cases", "builtin:seed", "--write-config", str(config), "--json"],
+    ):
+        done = subprocess.run([sys.executable, "-m", "recallgate", *command], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    policy = RecallPolicy.from_config(config, real_store)
+    for role in ("gate", "judge", "judge_relative"):
+        assert policy.threshold_sources[role] == f"config {config}", role
+    policy.close()

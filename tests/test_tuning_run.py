@@ -11,7 +11,7 @@ import pytest
 from recallgate.deciders.questions import Question
 from recallgate.policy.config import FittedThreshold, write_config
 from recallgate.tuning import (
-    Candidate,
+    WordingCandidate,
     default_candidates,
     parse_cases,
     parse_labels,
@@ -74,12 +74,14 @@ class TableDecider:
         return out
 
 
-def candidates() -> list[Candidate]:
+def candidates() -> list[WordingCandidate]:
     return [
-        Candidate("plain", Question("noul", "needs the user?")),
-        Candidate("inverted", Question("noul", "the opposite: answerable without the user?"), inverted=True),
-        Candidate("graded", Question("score", "how personal?", ("no", "yes"))),
-        Candidate(
+        WordingCandidate("plain", Question("noul", "needs the user?")),
+        WordingCandidate(
+            "inverted", Question("noul", "the opposite: answerable without the user?"), inverted=True
+        ),
+        WordingCandidate("graded", Question("score", "how personal?", ("no", "yes"))),
+        WordingCandidate(
             "kinds",
             Question("choice", "what kind?", {"personal": "a", "memory": "b", "general": "c"}),
             positive=("personal", "memory"),
@@ -134,7 +136,7 @@ def test_items_run_concurrently() -> None:
 
 
 def test_a_failing_candidate_is_charged_its_errors_and_never_best() -> None:
-    fragile = Candidate("fragile", Question("noul", "FRAGILE wording"))
+    fragile = WordingCandidate("fragile", Question("noul", "FRAGILE wording"))
     decider = TableDecider(fail={"FRAGILE": {"Hello", "Thanks"}})
     result = tune_gate(decider, LABELS, [*candidates()[:1], fragile])
     broken = result.candidate("fragile")
@@ -150,7 +152,7 @@ def test_a_failing_candidate_is_charged_its_errors_and_never_best() -> None:
 
 
 def test_a_bad_answer_to_one_question_is_charged_to_its_candidate() -> None:
-    garbled = Candidate("garbled", Question("noul", "GARBLED wording"))
+    garbled = WordingCandidate("garbled", Question("noul", "GARBLED wording"))
     result = tune_gate(TableDecider(fail={"GARBLED": {"Plan my weekend"}}), LABELS, [*candidates(), garbled])
     assert result.candidate("garbled").errors == 1
     assert [c.errors for c in result.candidates[:4]] == [0, 0, 0, 0]
@@ -196,11 +198,11 @@ def cases(n_records: int = 6) -> Any:
     return parse_cases(json.dumps(document))
 
 
-def judge_candidates() -> list[Candidate]:
+def judge_candidates() -> list[WordingCandidate]:
     return [
-        Candidate("plain", Question("noul", "useful?")),
-        Candidate("inverted", Question("noul", "the opposite: useless?"), inverted=True),
-        Candidate("graded", Question("score", "how useful?", ("no", "yes"))),
+        WordingCandidate("plain", Question("noul", "useful?")),
+        WordingCandidate("inverted", Question("noul", "the opposite: useless?"), inverted=True),
+        WordingCandidate("graded", Question("score", "how useful?", ("no", "yes"))),
     ]
 
 
@@ -242,7 +244,7 @@ def test_validator_splits_calls_only_when_the_question_limit_forces_it() -> None
 
 
 def test_validator_errors_are_counted_per_query() -> None:
-    fragile = Candidate("fragile", Question("noul", "FRAGILE"))
+    fragile = WordingCandidate("fragile", Question("noul", "FRAGILE"))
     result = tune_validator(JudgeTable(fail={"FRAGILE": {"q two"}}), cases(), [*judge_candidates(), fragile])
     broken = result.candidate("fragile")
     assert broken.errors == 1 and "q two" in broken.error_samples[0]

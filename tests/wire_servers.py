@@ -1,11 +1,18 @@
-"""Local HTTP servers, in the test process, speaking each decision backend's wire format.
+"""Each decision backend's wire format, faked in the test process: in-process or on a socket.
 
 No public decision server is reachable from CI, so the ``openrouter``, ``sagemaker`` and
-``llm`` backends (and ``systemone`` error handling) are tested against these. Each server
+``llm`` backends (and ``systemone`` error handling) are tested against these. Each fake
 implements the documented request and answer shapes, checks what a real server would check
 (the bearer key, SigV4 headers, the Triton envelope), and can be switched into failure
-modes: an error status with the format's own error body, a slow answer, truncated JSON, a
-dropped connection, a missing or out-of-range answer.
+modes: an error status with the format's own error body, truncated JSON, an HTML error page,
+a missing or out-of-range answer.
+
+A :class:`WireFake` answers **in-process** -- as an ``httpx.MockTransport`` for the HTTP
+backends (:meth:`WireFake.transport`), as a botocore ``before-send`` handler for SageMaker
+(:meth:`WireFake.before_send`) -- which is what every test of the wire format and of error
+mapping uses. :func:`serve_socket` puts the same fake on a real loopback socket, for what only
+a socket shows: a slow answer, a body dripping in, a dropped connection, a body cut short
+(the ``slow``, ``drip``, ``drop`` and ``cut`` failures).
 
 Answers come from :func:`fake_answers`, one deterministic rule set shared by every format,
 so the same questions must decode to the same answers whichever wire they crossed.
@@ -13,6 +20,7 @@ so the same questions must decode to the same answers whichever wire they crosse
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -23,6 +31,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
 
 # ---- the fake model -------------------------------------------------------------------
 
@@ -82,7 +93,7 @@ def fake_answers(state: str, questions: Mapping[str, Mapping[str, Any]]) -> dict
     return out
 
 
-# ---- the server -----------------------------------------------------------------------
+# ---- the fake ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -94,13 +105,14 @@ class Received:
 
 @dataclass
 class Failure:
-    """What the server does instead of answering.
+    """What the fake does instead of answering.
 
-    ``kind``: ``status`` (send ``status`` with the format's error body), ``slow`` (wait
-    ``seconds`` first), ``truncated_json`` (a 200 whose JSON is cut short), ``cut`` (fewer
-    bytes than Content-Length), ``drop`` (close without answering), ``html`` (an HTML error
-    page), ``missing_answer``, ``out_of_range``, ``error_200`` (an error object with 200).
-    ``times``: how many requests fail before the server answers normally (None: all).
+    ``kind``: ``status`` (send ``status`` with the format's error body), ``truncated_json``
+    (a 200 whose JSON is cut short), ``html`` (an HTML error page), ``missing_answer``,
+    ``out_of_range``, ``error_200`` (an error object with 200); on a socket only: ``slow``
+    (wait ``seconds`` first), ``drip`` (send the body a byte every ``seconds``), ``cut``
+    (fewer bytes than Content-Length), ``drop`` (close without answering).
+    ``times``: how many requests fail before the fake answers normally (None: all).
     """
 
     kind: str
@@ -111,14 +123,35 @@ class Failure:
     times: int | None = None
 
 
-@dataclass
-class WireServer:
-    """A running server; set :attr:`failure` to make it misbehave."""
+#: Failures that only a real socket can show.
+SOCKET_ONLY = frozenset({"slow", "drip", "drop", "cut"})
 
+#: (request, fake) -> (HTTP status, headers, JSON payload) for a request that is answered
+Format = Callable[[Received, "WireFake"], tuple[int, dict[str, str], Any]]
+#: (status, error kind, message) -> (HTTP status, headers, body) in the format's own error shape
+ErrorBody = Callable[[int, str, str], tuple[int, dict[str, str], Any]]
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    content: bytes
+    #: the failure applied to this request (the socket server acts on the socket-only ones)
+    failure: Failure | None
+
+
+@dataclass
+class WireFake:
+    """One wire format's fake; set :attr:`failure` (or call :meth:`fail`) to make it misbehave."""
+
+    answer: Format
+    error_body: ErrorBody
     url: str
+    api_key: str | None = None
     received: list[Received] = field(default_factory=list)
     failure: Failure | None = None
-    api_key: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def fail(self, kind: str, **options: Any) -> None:
         self.failure = Failure(kind, **options)
@@ -130,26 +163,87 @@ class WireServer:
     def count(self) -> int:
         return len(self.received)
 
+    def _next_failure(self) -> Failure | None:
+        with self._lock:
+            failure = self.failure
+            if failure is not None and failure.times is not None:
+                failure.times -= 1
+                if failure.times < 0:
+                    self.failure = failure = None
+            return failure
 
-Format = Callable[["_Handler", Any, WireServer], tuple[int, dict[str, str], Any]]
-#: (status, error kind, message) -> (HTTP status, headers, body) in the format's own error shape
-ErrorBody = Callable[[int, str, str], tuple[int, dict[str, str], Any]]
+    def respond(self, path: str, headers: Mapping[str, str], raw: bytes) -> Response:
+        """Record one request and build the answer (or the failure) the format gives."""
+        try:
+            body: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            body = raw.decode("utf-8", errors="replace")
+        request = Received(path, {k.lower(): v for k, v in headers.items()}, body)
+        self.received.append(request)
+        failure = self._next_failure()
+        kind = failure.kind if failure is not None else None
+        if failure is not None and kind == "status":
+            code, extra, error = self.error_body(failure.status, failure.error_kind, failure.message)
+            return Response(
+                code, {"content-type": "application/json", **extra}, json.dumps(error).encode(), failure
+            )
+        if failure is not None and kind == "html":
+            page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+            return Response(failure.status, {"content-type": "text/html"}, page, failure)
+        status, extra, payload = self.answer(request, self)
+        text = json.dumps(payload).encode()
+        if kind == "truncated_json":
+            text = text[: len(text) // 2]
+        return Response(status, {"content-type": "application/json", **extra}, text, failure)
+
+    def _in_process(self, path: str, headers: Mapping[str, str], raw: bytes) -> Response:
+        response = self.respond(path, headers, raw)
+        if response.failure is not None and response.failure.kind in SOCKET_ONLY:
+            raise AssertionError(f"the {response.failure.kind!r} failure needs a real socket: serve_socket()")
+        return response
+
+    def transport(self) -> httpx.MockTransport:
+        """This fake as an httpx transport: requests never leave the process."""
+
+        def handle(request: httpx.Request) -> httpx.Response:
+            response = self._in_process(request.url.path, request.headers, request.read())
+            return httpx.Response(response.status, headers=response.headers, content=response.content)
+
+        return httpx.MockTransport(handle)
+
+    def before_send(self) -> Callable[..., Any]:
+        """This fake as a botocore ``before-send`` handler: the signed request is answered here."""
+        from botocore.awsrequest import AWSResponse
+
+        def handle(request: Any, **_: Any) -> Any:
+            headers = {k: v.decode() if isinstance(v, bytes) else str(v) for k, v in request.headers.items()}
+            body = request.body if isinstance(request.body, bytes) else (request.body or b"")
+            response = self._in_process(urlsplit(request.url).path, headers, body)
+            return AWSResponse(request.url, response.status, response.headers, _RawBody(response.content))
+
+        return handle
+
+
+class _RawBody(io.BytesIO):
+    """A response body as botocore reads one (``read`` for streams, ``stream`` for the rest)."""
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self.read()
+
+
+# ---- the same fake on a real socket ----------------------------------------------------------
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server_state: WireServer
-    answer: Format
-    error_body: ErrorBody
+    fake: WireFake
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args: Any) -> None:
         pass
 
-    def _send(
-        self, status: int, headers: Mapping[str, str], payload: bytes, length: int | None = None
-    ) -> None:
-        self.send_response(status)
-        for key, value in headers.items():
+    def _send(self, response: Response, payload: bytes, length: int | None = None) -> None:
+        self.send_response(response.status)
+        for key, value in response.headers.items():
             self.send_header(key, value)
         self.send_header("content-length", str(len(payload) if length is None else length))
         self.end_headers()
@@ -157,48 +251,60 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def do_GET(self) -> None:
-        self._send(200, {"content-type": "application/json"}, b'{"status": "ok"}')
+        self._send(Response(200, {"content-type": "application/json"}, b"", None), b'{"status": "ok"}')
 
     def do_POST(self) -> None:
-        state = self.server_state
         raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-        try:
-            body: Any = json.loads(raw)
-        except json.JSONDecodeError:
-            body = raw.decode("utf-8", errors="replace")
-        state.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-        failure = state.failure
-        if failure is not None and failure.times is not None:
-            failure.times -= 1
-            if failure.times < 0:
-                state.failure = failure = None
-        if failure is not None:
-            if failure.kind == "slow":
-                time.sleep(failure.seconds)
-            elif failure.kind == "drop":
-                self.close_connection = True
-                return
-            elif failure.kind == "status":
-                code, headers, error = type(self).error_body(
-                    failure.status, failure.error_kind, failure.message
-                )
-                self._send(code, {"content-type": "application/json", **headers}, json.dumps(error).encode())
-                return
-            elif failure.kind == "html":
-                page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
-                self._send(failure.status, {"content-type": "text/html"}, page)
-                return
-        status, headers, payload = type(self).answer(self, body, state)
-        text = json.dumps(payload).encode()
-        if failure is not None and failure.kind == "truncated_json":
-            text = text[: len(text) // 2]
-        if failure is not None and failure.kind == "cut":
-            self._send(
-                status, {"content-type": "application/json", **headers}, text[: len(text) // 2], len(text)
-            )
+        response = self.fake.respond(self.path, dict(self.headers.items()), raw)
+        kind = response.failure.kind if response.failure is not None else None
+        content = response.content
+        if kind == "slow":
+            time.sleep(response.failure.seconds)  # type: ignore[union-attr]
+        elif kind == "drop":
             self.close_connection = True
             return
-        self._send(status, {"content-type": "application/json", **headers}, text)
+        elif kind == "cut":
+            self._send(response, content[: len(content) // 2], len(content))
+            self.close_connection = True
+            return
+        elif kind == "drip":
+            self._send(response, b"", len(content))
+            for i in range(len(content)):
+                time.sleep(response.failure.seconds)  # type: ignore[union-attr]
+                self.wfile.write(content[i : i + 1])
+                self.wfile.flush()
+            return
+        self._send(response, content)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (a timeout test) leaves a broken pipe behind: expected here.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+@contextmanager
+def serve_socket(fake: WireFake) -> Iterator[WireFake]:
+    """Serve ``fake`` on a free 127.0.0.1 port for the ``with`` block (``fake.url`` points there)."""
+    handler = type("Handler", (_Handler,), {"fake": fake})
+    httpd = _QuietServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    in_process_url, fake.url = fake.url, f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, name="wire-server", daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        fake.url = in_process_url
+
+
+def _auth_ok(request: Received, fake: WireFake) -> bool:
+    return fake.api_key is None or request.headers.get("authorization") == f"Bearer {fake.api_key}"
 
 
 def _mutate(answers: dict[str, Any], failure: Failure | None) -> dict[str, Any]:
@@ -213,38 +319,6 @@ def _mutate(answers: dict[str, Any], failure: Failure | None) -> dict[str, Any]:
     return answers
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that gave up (a timeout test) leaves a broken pipe behind: expected here.
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-@contextmanager
-def serve(answer: Format, error_body: ErrorBody, api_key: str | None = None) -> Iterator[WireServer]:
-    """Run a server with the given format on a free 127.0.0.1 port for the ``with`` block."""
-    handler = type(
-        "Handler", (_Handler,), {"answer": staticmethod(answer), "error_body": staticmethod(error_body)}
-    )
-    httpd = _QuietServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    state = WireServer(f"http://127.0.0.1:{httpd.server_address[1]}", api_key=api_key)
-    handler.server_state = state  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, name="wire-server", daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-def _auth_ok(handler: _Handler, state: WireServer) -> bool:
-    return state.api_key is None or handler.headers.get("authorization") == f"Bearer {state.api_key}"
-
-
 # ---- systemone (strands-decider / sparrow-decider serve / opendecider) ------------------
 
 
@@ -255,14 +329,15 @@ def _systemone_error(status: int, kind: str, message: str) -> tuple[int, dict[st
     return status, {}, {"error": {"type": kind, "message": message}}
 
 
-def _systemone_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[int, dict[str, str], Any]:
-    if not _auth_ok(handler, state):
+def _systemone_answer(request: Received, fake: WireFake) -> tuple[int, dict[str, str], Any]:
+    body = request.body
+    if not _auth_ok(request, fake):
         return 401, {}, {"error": {"type": "unauthorized", "message": "bad bearer key"}}
-    if handler.path.rstrip("/") != "/v1/systemone":
+    if request.path.rstrip("/") != "/v1/systemone":
         return 404, {}, {"error": "not found"}
-    if state.failure is not None and state.failure.kind == "error_200":
-        return 200, {}, {"error": {"type": state.failure.error_kind, "message": state.failure.message}}
-    answers = _mutate(fake_answers(body["state"], body["questions"]), state.failure)
+    if fake.failure is not None and fake.failure.kind == "error_200":
+        return 200, {}, {"error": {"type": fake.failure.error_kind, "message": fake.failure.message}}
+    answers = _mutate(fake_answers(body["state"], body["questions"]), fake.failure)
     return (
         200,
         {},
@@ -275,9 +350,14 @@ def _systemone_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[
     )
 
 
+def systemone_fake(api_key: str | None = None) -> WireFake:
+    return WireFake(_systemone_answer, _systemone_error, "http://systemone.test", api_key)
+
+
 @contextmanager
-def systemone_server(api_key: str | None = None) -> Iterator[WireServer]:
-    with serve(_systemone_answer, _systemone_error, api_key) as server:
+def systemone_server(api_key: str | None = None) -> Iterator[WireFake]:
+    """The systemone fake on a real socket."""
+    with serve_socket(systemone_fake(api_key)) as server:
         yield server
 
 
@@ -295,21 +375,22 @@ def _openrouter_error(status: int, kind: str, message: str) -> tuple[int, dict[s
     )
 
 
-def _openrouter_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[int, dict[str, str], Any]:
-    if not _auth_ok(handler, state):
+def _openrouter_answer(request: Received, fake: WireFake) -> tuple[int, dict[str, str], Any]:
+    body = request.body
+    if not _auth_ok(request, fake):
         return 401, {}, {"error": {"code": 401, "message": "No auth credentials found"}}
-    if handler.path != OPENROUTER_PATH:
+    if request.path != OPENROUTER_PATH:
         return 404, {}, {"error": {"code": 404, "message": "not found"}}
     if not isinstance(body, dict) or not body.get("model"):
         return 400, {}, {"error": {"code": 400, "message": "model is required"}}
-    if state.failure is not None and state.failure.kind == "error_200":
-        return 200, {}, {"error": {"code": state.failure.status, "message": state.failure.message}}
-    answers = _mutate(fake_answers(body["state"], body["questions"]), state.failure)
+    if fake.failure is not None and fake.failure.kind == "error_200":
+        return 200, {}, {"error": {"code": fake.failure.status, "message": fake.failure.message}}
+    answers = _mutate(fake_answers(body["state"], body["questions"]), fake.failure)
     return (
         200,
         {},
         {
-            "id": f"dec-{len(state.received)}",
+            "id": f"dec-{len(fake.received)}",
             "model": "typesafe/jev-1.13-20260917",
             "provider": "TypeSafe",
             "answers": answers,
@@ -318,10 +399,8 @@ def _openrouter_answer(handler: _Handler, body: Any, state: WireServer) -> tuple
     )
 
 
-@contextmanager
-def openrouter_server(api_key: str = "sk-or-test") -> Iterator[WireServer]:
-    with serve(_openrouter_answer, _openrouter_error, api_key) as server:
-        yield server
+def openrouter_fake(api_key: str = "sk-or-test") -> WireFake:
+    return WireFake(_openrouter_answer, _openrouter_error, "http://openrouter.test", api_key)
 
 
 # ---- SageMaker real-time endpoint, Triton envelope ----------------------------------------
@@ -354,13 +433,14 @@ def _triton(payload: Any) -> dict[str, Any]:
     }
 
 
-def _sagemaker_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[int, dict[str, str], Any]:
-    auth = handler.headers.get("authorization", "")
+def _sagemaker_answer(request: Received, fake: WireFake) -> tuple[int, dict[str, str], Any]:
+    body = request.body
+    auth = request.headers.get("authorization", "")
     if not auth.startswith("AWS4-HMAC-SHA256 Credential=") or "x-amz-date" not in {
-        k.lower() for k in handler.headers
+        k.lower() for k in request.headers
     }:
         return 403, {"x-amzn-ErrorType": "MissingAuthenticationTokenException:"}, {"message": "not signed"}
-    match = re.fullmatch(r"/endpoints/([^/]+)/invocations", handler.path)
+    match = re.fullmatch(r"/endpoints/([^/]+)/invocations", request.path)
     if not match:
         return 404, {"x-amzn-ErrorType": "UnknownOperationException:"}, {"message": "unknown operation"}
     if match.group(1) != "decider-endpoint":
@@ -374,14 +454,14 @@ def _sagemaker_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[
         assert (
             tensor["name"] == "REQUEST_JSON" and tensor["datatype"] == "BYTES" and tensor["shape"] == [1, 1]
         )
-        request = json.loads(tensor["data"][0])
+        inner = json.loads(tensor["data"][0])
     except (KeyError, ValueError, TypeError, AssertionError):
         # Triton's own refusal of a malformed envelope, relayed by SageMaker as a ModelError.
         return _sagemaker_error(400, "ModelError", "bad Triton envelope")
-    failure = state.failure
+    failure = fake.failure
     if failure is not None and failure.kind == "error_200":
         return 200, {}, _triton({"error": {"type": failure.error_kind, "message": failure.message}})
-    answers = _mutate(fake_answers(request["state"], request["questions"]), failure)
+    answers = _mutate(fake_answers(inner["state"], inner["questions"]), failure)
     return (
         200,
         {},
@@ -389,10 +469,9 @@ def _sagemaker_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[
     )
 
 
-@contextmanager
-def sagemaker_server() -> Iterator[WireServer]:
-    with serve(_sagemaker_answer, _sagemaker_error) as server:
-        yield server
+def sagemaker_fake() -> WireFake:
+    """The endpoint ``decider-endpoint``; botocore builds the URL (``endpoint_url`` on a socket)."""
+    return WireFake(_sagemaker_answer, _sagemaker_error, "https://runtime.sagemaker.us-east-1.amazonaws.com")
 
 
 # ---- OpenAI-compatible chat / completions with logprobs ---------------------------------
@@ -443,11 +522,12 @@ def _llm_error(status: int, kind: str, message: str) -> tuple[int, dict[str, str
     return status, {}, {"error": {"message": message, "type": kind, "code": status}}
 
 
-def _llm_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[int, dict[str, str], Any]:
-    if not _auth_ok(handler, state):
+def _llm_answer(request: Received, fake: WireFake) -> tuple[int, dict[str, str], Any]:
+    body = request.body
+    if not _auth_ok(request, fake):
         return 401, {}, {"error": {"message": "invalid api key", "type": "invalid_request_error"}}
-    failure = state.failure
-    if handler.path == "/v1/chat/completions":
+    failure = fake.failure
+    if request.path == "/v1/chat/completions":
         if not body.get("logprobs") or not body.get("top_logprobs"):
             return (
                 400,
@@ -483,7 +563,7 @@ def _llm_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[int, d
                 "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 1},
             },
         )
-    if handler.path == "/v1/completions":
+    if request.path == "/v1/completions":
         prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
         choices = []
         for i, prompt in enumerate(prompts):
@@ -515,9 +595,14 @@ def _llm_answer(handler: _Handler, body: Any, state: WireServer) -> tuple[int, d
     return 404, {}, {"error": {"message": "not found", "type": "invalid_request_error"}}
 
 
+def llm_fake(api_key: str | None = None) -> WireFake:
+    return WireFake(_llm_answer, _llm_error, "http://llm.test", api_key)
+
+
 @contextmanager
-def llm_server(api_key: str | None = None) -> Iterator[WireServer]:
-    with serve(_llm_answer, _llm_error, api_key) as server:
+def llm_server(api_key: str | None = None) -> Iterator[WireFake]:
+    """The OpenAI-compatible fake on a real socket (for the CLI, which takes a URL)."""
+    with serve_socket(llm_fake(api_key)) as server:
         yield server
 
 

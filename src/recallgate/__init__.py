@@ -10,7 +10,10 @@ recall.context   # the block to inject ("" when nothing is kept)
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
+
 from .deciders import (
+    BaseDecider,
     ChoiceAnswer,
     Decider,
     EmbeddedDecider,
@@ -33,13 +36,17 @@ from .errors import (
     StoreError,
     UsageError,
 )
-from .policy import DecisionLog, Recall, RecallPolicy, RecallStats
+from .policy import DecisionLog, Recall, RecallOptions, RecallPolicy, RecallStats
 from .records import Event, MemoryRecord, SearchHit, render_text, resolve_namespace, validate_id
-from .stores import MemoryStore, open_store, register_store
+from .stores import MemoryStore, Searcher, open_store, register_store
 
-__version__ = "0.1.0"
+try:  # the one version literal lives in pyproject.toml
+    __version__ = _metadata.version("recallgate")
+except _metadata.PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
+    "BaseDecider",
     "ChoiceAnswer",
     "Decider",
     "DeciderBadResponse",
@@ -56,11 +63,13 @@ __all__ = [
     "MemoryStore",
     "Question",
     "Recall",
+    "RecallOptions",
     "RecallPolicy",
     "RecallStats",
     "RecallgateError",
     "ScoreAnswer",
     "SearchHit",
+    "Searcher",
     "StoreError",
     "UsageError",
     "__version__",

@@ -71,3 +71,23 @@ class DeciderBadResponse(DeciderError):
 
 class QuestionError(UsageError):
     """A question is malformed; raised before any network call, naming the question."""
+
+
+def error_kind(exc: BaseException) -> str:
+    """A short kind for counting a failure: ``timeout``, ``unavailable``, else the error's own
+    ``kind`` (or ``code``, or botocore's ``response["Error"]["Code"]``), else its class name."""
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, (ConnectionError, OSError)):
+        return "unavailable"
+    for attribute in ("kind", "code"):
+        value = getattr(exc, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    # botocore's ClientError: the service's own code ("ThrottlingException")
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = (response.get("Error") or {}).get("Code")
+        if isinstance(code, str) and code:
+            return code
+    return type(exc).__name__

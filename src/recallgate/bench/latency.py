@@ -23,12 +23,37 @@ import numpy as np
 from ..deciders import Decider, DecisionHints
 from ..deciders import ask as ask_decider
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
+from ..embeddings.language import guess_language
 from ..policy import RecallPolicy
+from ..policy.telemetry import Telemetry
 from ..policy.wording import GATE, ROUTE, gate_question, judge_question, route_question
 from ..records import MemoryRecord, SearchHit, resolve_namespace
 from ..stores.base import MemoryStore
 
-__all__ = ["MESSAGES", "DelayedStore", "add_synthetic_records", "rss_mb", "run_latency", "serving_rss_mb"]
+__all__ = [
+    "MESSAGES",
+    "MESSAGES_MULTILINGUAL",
+    "DelayedStore",
+    "add_synthetic_records",
+    "rss_mb",
+    "run_latency",
+    "serving_rss_mb",
+]
+
+#: Messages in other languages: on these the embedded decider embeds once more, with the
+#: multilingual model (the second embedding of a turn that is not English).
+MESSAGES_MULTILINGUAL = [
+    "¿Qué me pido de beber?",
+    "Was soll ich heute Abend kochen?",
+    "Réserve-moi un vol pour la semaine prochaine",
+    "Cosa regalo al mio cane?",
+    "Obrigado, isso ajuda",
+    "Какая столица Перу?",
+    "今週末の予定を立てて",
+    "이 함수 좀 검토해 줄래?",
+    "帮我订一张去上海的机票",
+    "ما هو أفضل مشروب لي الآن؟",
+]
 
 #: Assorted user messages the benchmarks cycle through (memory questions and small talk).
 MESSAGES = [
@@ -189,8 +214,13 @@ def run_latency(
     warmup: int = 20,
     on_stage: Callable[[str], None] | None = None,
     rss_probe: Callable[[], float | None] | None = None,
+    via: str = "policy",
 ) -> dict[str, Any]:
     """Measure the figures of ``recallgate bench latency`` (see the issue for each key).
+
+    ``via="memory-manager"`` measures the turns and the demo through Strands' own machinery: a real
+    ``strands.Agent`` with a ``MemoryManager`` over the store's two namespaces, stock stores vs the
+    same stores behind one ``MemoryGate`` (``recallgate.bench.memory_manager``).
 
     ``rss_probe`` measures the memory of a process that only serves this store (see
     ``serving_rss_mb``); without it, or when it returns None, ``rss_mb`` is this process's.
@@ -256,6 +286,10 @@ def run_latency(
         judge_ms = _timed(judge, repeats, warmup)
         overhead_ms = _timed(overhead, repeats, warmup)
 
+    multilingual = _multilingual_figures(
+        decider, embedder, candidates, route_qs, judge_qs, repeats, warmup, stage
+    )
+
     stage("searching")
     search_ms = _timed(
         lambda i: store.search(
@@ -272,24 +306,23 @@ def run_latency(
 
     stage("turns")
     turns = list(persona()["demo_turns"])
-    stock_policy = RecallPolicy(store, decider=None, namespaces=DEMO_NAMESPACES, cache_size=0)
-    gated_policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
-    turn_stock = _timed(lambda i: stock_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup)
-    turn_gated = _timed(lambda i: gated_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup)
-
-    stage("demo")
-    remote: MemoryStore = DelayedStore(store, remote_store_ms) if remote_store_ms > 0 else store
     per_turn: dict[str, list[float]] = {"stock": [], "gated": []}
     walls: dict[str, float] = {}
-    for arm, arm_decider in (("stock", None), ("gated", decider)):
-        policy = RecallPolicy(remote, decider=arm_decider, namespaces=DEMO_NAMESPACES, cache_size=0)
-        started = time.perf_counter()
-        for turn in turns:
-            t0 = time.perf_counter()
-            policy.recall(turn, actor_id=actor, session_id="bench")
-            per_turn[arm].append(round((time.perf_counter() - t0) * 1000.0, 3))
-        walls[arm] = (time.perf_counter() - started) * 1000.0
-        policy.close()
+    if via == "memory-manager":
+        turn_stock, turn_gated = _memory_manager_turns(store, decider, turns, actor, repeats, warmup)
+        stage("demo")
+        _memory_manager_demo(store, decider, remote_store_ms, per_turn, walls)
+    else:
+        stock_policy = RecallPolicy(store, decider=None, namespaces=DEMO_NAMESPACES, cache_size=0)
+        gated_policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+        turn_stock = _timed(
+            lambda i: stock_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup
+        )
+        turn_gated = _timed(
+            lambda i: gated_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup
+        )
+        stage("demo")
+        _policy_demo(store, decider, remote_store_ms, turns, actor, per_turn, walls)
 
     stage("throughput")
     decisions_per_s = 0.0
@@ -321,6 +354,18 @@ def run_latency(
                 one(i)
         decisions_per_s = round(count / (time.perf_counter() - started), 1)
 
+    otel = _telemetry_cost(
+        store,
+        decider,
+        actor,
+        turns,
+        (lambda i: overhead(i)) if decider is not None else None,
+        repeats,
+        warmup,
+    )
+    if otel:
+        stage("telemetry")
+
     # RSS with every record "loaded": search each namespace once so all its vectors are cached.
     stage("memory")
     for ns in store.namespaces() if hasattr(store, "namespaces") else []:
@@ -328,6 +373,7 @@ def run_latency(
     bench_rss = rss_mb()
     serving_rss = rss_probe() if rss_probe is not None else None
     return {
+        "via": via,
         "decider": getattr(decider, "name", "none") if decider is not None else "none",
         "store": store.url,
         "records": store.count_records(),
@@ -347,10 +393,181 @@ def run_latency(
         "demo_per_turn_ms": per_turn,
         "demo_turns": turns,
         "decisions_per_s": decisions_per_s,
+        **otel,
         "rss_mb": serving_rss if serving_rss is not None else bench_rss,
         "rss_measured_in": "serving process" if serving_rss is not None else "bench process",
         "rss_mb_bench_process": bench_rss,
+        **multilingual,
     }
+
+
+def _telemetry_cost(
+    store: MemoryStore,
+    decider: Decider | None,
+    actor: str,
+    turns: Sequence[str],
+    overhead: Callable[[int], None] | None,
+    repeats: int,
+    warmup: int,
+) -> dict[str, Any]:
+    """The decision overhead with an OpenTelemetry SDK and in-memory exporters configured.
+
+    With providers of its own (the process's global ones are left alone): ``otel_emit_p50_ms``
+    is making one gated turn's spans and metrics, ``decision_overhead_otel_p50_ms`` the
+    decisions plus that. Empty when the SDK is not installed or there is no decider.
+    """
+    if decider is None or overhead is None:
+        return {}
+    decide = overhead
+    try:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    except ImportError:
+        return {"otel": "opentelemetry-sdk is not installed"}
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+    # Its own providers: the bench must not set the process's (set-once) global ones.
+    policy.telemetry = Telemetry(
+        policy.stats,
+        decider=policy.stats.decider,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+    )
+    drink = next((t for t in turns if "drink" in t.lower()), turns[0])
+    recall = policy.recall(drink, actor_id=actor)
+    telemetry, stats = policy.telemetry, policy.stats
+
+    def emit(i: int) -> None:
+        # What a gated turn adds when an SDK is on: its spans and its counters.
+        telemetry.emit(recall.trace, started_ns=0, ended_ns=1, kept_ids=[], message="")
+        stats.add(turns=1, baseline_retrievals=1, gate_calls=1, gate_opened=1, retrievals=1, memory_ms=0.2)
+        stats.add(records_injected=1, records_dropped=2, context_chars=40, context_tokens=10, decider_calls=2)
+        if i % 64 == 0:
+            exporter.clear()
+
+    def decide_and_emit(i: int) -> None:
+        decide(i)
+        emit(i)
+
+    emit_ms = _timed(emit, repeats, warmup)
+    with_otel = _timed(decide_and_emit, repeats, warmup)
+    policy.close()
+    return {
+        "otel": "sdk with in-memory exporters",
+        "otel_emit_p50_ms": _p50(emit_ms),
+        "decision_overhead_otel_p50_ms": _p50(with_otel),
+    }
+
+
+def _multilingual_figures(
+    decider: Decider | None,
+    embedder: Any,
+    candidates: list[SearchHit],
+    route_qs: dict[str, Any],
+    judge_qs: dict[str, Any],
+    repeats: int,
+    warmup: int,
+    stage: Callable[[str], None],
+) -> dict[str, Any]:
+    """What a turn in another language costs the embedded decider beyond the English path.
+
+    ``language_guess_p50_ms``: deciding which model reads a new message (every turn pays it).
+    When the decider has a multilingual model the store's embedder is not: the second
+    embedding (``multilingual_embed_p50_ms``, the message), the first sight of 20 judged
+    records (``multilingual_embed20_p50_ms``; records recur, and are then cached), and the
+    decision itself with those vectors cached (``multilingual_decision_overhead_p50_ms``:
+    gate + route + judge of 20, as ``decision_overhead_p50_ms``).
+    """
+    out: dict[str, Any] = {}
+    guess = getattr(guess_language, "__wrapped__", guess_language)  # uncached: a new message each time
+    out["language_guess_p50_ms"] = _p50(
+        _timed(lambda i: guess(f"{MESSAGES[i % len(MESSAGES)]} #{i}"), repeats, warmup)
+    )
+    second = getattr(decider, "multilingual_decider", None)
+    ml = second() if callable(second) else None
+    if decider is None or ml is None or ml.embedder.name == getattr(embedder, "name", None):
+        out["multilingual_embedder"] = None
+        return out
+    stage("multilingual")
+    model = ml.embedder
+    model.embed(["warm-up"])
+    texts = [h.record.rendered for h in candidates]
+    n = len(MESSAGES_MULTILINGUAL)
+    embed_ml = _timed(lambda i: model.embed([f"{MESSAGES_MULTILINGUAL[i % n]} #{i}"]), repeats, warmup)
+    embed20 = _timed(lambda i: model.embed([f"{t} #{i}" for t in texts]), max(repeats // 10, 5), 2)
+    vectors = embedder.embed(MESSAGES_MULTILINGUAL)  # what the policy passes: the store's vectors
+    subject_vectors = {
+        f"r{i}": np.asarray(h.record.embedding, dtype=np.float32) for i, h in enumerate(candidates)
+    }
+
+    def overhead(i: int) -> None:
+        message, vector = MESSAGES_MULTILINGUAL[i % n], vectors[i % n]
+        ask_decider(decider, message, route_qs, DecisionHints(state_vector=vector))
+        hints = DecisionHints(state_vector=vector, subject_vectors=subject_vectors)
+        ask_decider(decider, message, judge_qs, hints)
+
+    out["multilingual_embedder"] = model.name
+    out["multilingual_embed_p50_ms"] = _p50(embed_ml)
+    out["multilingual_embed20_p50_ms"] = _p50(embed20)
+    out["multilingual_decision_overhead_p50_ms"] = _p50(_timed(overhead, repeats, max(warmup, n)))
+    return out
+
+
+def _policy_demo(
+    store: MemoryStore,
+    decider: Decider | None,
+    remote_store_ms: float,
+    turns: list[str],
+    actor: str,
+    per_turn: dict[str, list[float]],
+    walls: dict[str, float],
+) -> None:
+    remote: MemoryStore = DelayedStore(store, remote_store_ms) if remote_store_ms > 0 else store
+    for arm, arm_decider in (("stock", None), ("gated", decider)):
+        policy = RecallPolicy(remote, decider=arm_decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+        started = time.perf_counter()
+        for turn in turns:
+            t0 = time.perf_counter()
+            policy.recall(turn, actor_id=actor, session_id="bench")
+            per_turn[arm].append(round((time.perf_counter() - t0) * 1000.0, 3))
+        walls[arm] = (time.perf_counter() - started) * 1000.0
+        policy.close()
+
+
+def _memory_manager_turns(
+    store: MemoryStore, decider: Decider | None, turns: list[str], actor: str, repeats: int, warmup: int
+) -> tuple[list[float], list[float]]:
+    """Whole agent turns (a real strands.Agent, MemoryManager injection included) of both arms."""
+    from .memory_manager import MemoryManagerArm
+
+    stock = MemoryManagerArm(store, None, gated=False, actor_id=actor)
+    gated = MemoryManagerArm(store, decider, gated=True, actor_id=actor, cache_size=0)
+    return (
+        _timed(lambda i: stock.turn(turns[i % len(turns)]), repeats, warmup),
+        _timed(lambda i: gated.turn(turns[i % len(turns)]), repeats, warmup),
+    )
+
+
+def _memory_manager_demo(
+    store: MemoryStore,
+    decider: Decider | None,
+    remote_store_ms: float,
+    per_turn: dict[str, list[float]],
+    walls: dict[str, float],
+) -> None:
+    from .memory_manager import run_memory_manager_demo
+
+    wrap = (lambda s: DelayedStore(s, remote_store_ms)) if remote_store_ms > 0 else None
+    result = run_memory_manager_demo(store, decider, wrap_store=wrap)
+    for arm in ("stock", "gated"):
+        per_turn[arm].extend(row[arm]["ms"] for row in result["per_turn"])
+        walls[arm] = float(result["arms"][arm]["wall_ms"])
 
 
 if __name__ == "__main__":  # the serving-process probe of ``serving_rss_mb``

@@ -7,7 +7,8 @@
 
 Questions are named ``noul_0``, ``choice_0``, ``score_0`` ... in the order given. With
 ``--json`` the one object printed holds ``answers`` (systemone-shaped), ``backend``,
-``latency_ms``, ``warnings`` and, where the backend reports them, ``usage`` and cost.
+``model``, ``latency_ms``, ``warnings`` and ``usage`` (this call: ``calls`` and, where the backend
+reports them, tokens, requests and cost), the same keys for every backend.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import argparse
 import time
 from typing import Any
 
-from ..deciders import make_decider
-from ..deciders.questions import ChoiceAnswer, Question, ScoreAnswer, parse_answers, validate_request
+from ..deciders import as_decider, make_decider
+from ..deciders.questions import ChoiceAnswer, Question, ScoreAnswer, validate_request
 from ..deciders.wire import answers_to_wire
 from ..errors import UsageError
 from . import emit_json
@@ -34,26 +35,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_decider(parser)
     parser.add_argument("--state", required=True, help="the text to decide about")
     parser.add_argument(
-        "--noul", action="append", default=[], metavar="QUESTION", help="a yes/no question (repeatable)"
+        "--noul",
+        action="append",
+        default=[],
+        metavar="QUESTION",
+        help="a yes/no question (repeatable; default none)",
     )
-    parser.add_argument("--criteria-true", default=None, metavar="TEXT", help="when a noul is true")
-    parser.add_argument("--criteria-false", default=None, metavar="TEXT", help="when a noul is false")
     parser.add_argument(
-        "--choice", action="append", default=[], metavar="Q=A,B,C", help="a choice question (repeatable)"
+        "--criteria-true", default=None, metavar="TEXT", help="when a noul is true (default: no criteria)"
     )
     parser.add_argument(
-        "--score", action="append", default=[], metavar="Q=L1,L2,L3", help="a score question (repeatable)"
+        "--criteria-false", default=None, metavar="TEXT", help="when a noul is false (default: no criteria)"
     )
-    parser.add_argument("--model", default=None, help="model name for backends that take one")
     parser.add_argument(
-        "--timeout", type=float, default=None, help="total timeout in seconds (HTTP backends)"
+        "--choice",
+        action="append",
+        default=[],
+        metavar="Q=A,B,C",
+        help="a choice question (repeatable; default none)",
+    )
+    parser.add_argument(
+        "--score",
+        action="append",
+        default=[],
+        metavar="Q=L1,L2,L3",
+        help="a score question (repeatable; default none)",
+    )
+    parser.add_argument(
+        "--model", default=None, help="model name for backends that take one (default: the backend's default)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="total timeout in seconds (HTTP backends; default: the backend's, e.g. 10 for systemone)",
     )
     parser.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="any other backend option, e.g. checkpoint=/path or endpoint_name=my-endpoint (repeatable)",
+        help="any other backend option, e.g. checkpoint=/path or endpoint_name=my-endpoint "
+        "(repeatable; default none)",
     )
     add_json(parser)
     parser.set_defaults(func=run)
@@ -127,29 +150,23 @@ def _value(text: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     questions = build_questions(args)  # bad questions fail before a backend is built
-    decider = make_decider(args.decider, **_options(args))
-    wire = {name: q.to_wire() for name, q in questions.items()}
+    decider = as_decider(make_decider(args.decider, **_options(args)))
     started = time.perf_counter()
     try:
-        answers = decider.ask(args.state, wire)
+        decision = decider.decide(args.state, questions)
     finally:
         latency_ms = (time.perf_counter() - started) * 1000.0
-        close = getattr(decider, "close", None)
-        if callable(close):
-            close()
+        decider.close()
 
-    answers = parse_answers(questions, answers)
-    warnings = list(getattr(decider, "last_warnings", []) or [])
+    answers, warnings = decision.answers, decision.warnings
     payload: dict[str, Any] = {
-        "backend": getattr(decider, "name", args.decider),
+        "backend": decider.name,
         "model": getattr(decider, "model", None),
         "latency_ms": round(latency_ms, 3),
         "answers": answers_to_wire(answers),
         "warnings": warnings,
+        "usage": {"calls": 1, **decision.usage},  # this call: tokens, requests, cost where reported
     }
-    usage = getattr(decider, "usage", None)
-    if callable(usage):
-        payload["usage"] = usage()
     if args.json:
         emit_json(payload)
         return 0

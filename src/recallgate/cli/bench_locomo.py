@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from tqdm import tqdm
 
 from ..bench.locomo import run_locomo
 from ..errors import UsageError
 from . import emit_json, progress_enabled
-from .common import add_decider, add_json, decider_from_args, table
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,9 +20,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run LoCoMo's questions through the stock arm (top-k per namespace, keep all) and the "
         "gated arm over a store holding every observation of each conversation.",
     )
-    parser.add_argument("--data", required=True, metavar="DIR", help="directory with LoCoMo's NN.json files")
-    parser.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    parser.add_argument(
+        "--data",
+        required=True,
+        metavar="DIR",
+        help="directory with LoCoMo's NN.json files (README: where LoCoMo comes from)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=["dev", "test", "all"],
+        default="dev",
+        help="conversations to run: dev (26, 30, 41-43), test (44, 47-50) or all (default %(default)s)",
+    )
     add_decider(parser)
+    add_embedder(parser, "the LoCoMo stores (records and questions)")
     parser.add_argument("--top-k", type=int, default=10, help="records searched per namespace (default 10)")
     parser.add_argument(
         "--max-records",
@@ -51,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     def start(total: int) -> None:
         nonlocal bar
         if progress_enabled(args):
-            bar = tqdm(total=total, unit="q", desc=f"LoCoMo {args.split}", leave=False)
+            bar = tqdm(total=total, unit="q", desc=f"LoCoMo {args.split}", leave=False, file=sys.stderr)
 
     result = run_locomo(
         args.data,
@@ -59,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         decider,
         top_k=args.top_k,
         layout=args.layout,
+        embedder=embedder_from_args(args),
         route=args.route,
         policy_options={"max_records": args.max_records},
         on_start=start,
@@ -75,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"LoCoMo {result['split']}: {result['conversations']} conversations, "
         f"{result['questions']} questions, "
-        f"decider {result['decider']}, layout {result['layout']}, top-k {result['top_k']}\n"
+        f"decider {result['decider']}, embedder {result['embedder']}, layout {result['layout']}, "
+        f"top-k {result['top_k']}\n"
     )
     rows = [
         ("evidence recall", s["recall"], g["recall"]),

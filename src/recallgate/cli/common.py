@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..deciders import Decider, make_decider
+from ..embeddings import Embedder, make_embedder
+from ..errors import UsageError
 from ..stores import MemoryStore, open_store
 
 DEFAULT_STORE = "sqlite:///recallgate-demo.db"
@@ -33,22 +35,69 @@ def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> N
         metavar="NAME",
         help="decision backend (default %(default)s)",
     )
-    parser.add_argument("--url", default=None, help="URL of an HTTP decision backend (systemone, llm, ...)")
+    parser.add_argument(
+        "--url",
+        default=None,
+        help="URL of an HTTP decision backend (systemone, llm, ...; default: the backend's own "
+        "environment variable, e.g. RECALLGATE_SYSTEMONE_URL)",
+    )
+
+
+def add_embedder(parser: argparse.ArgumentParser, what: str = "the store's records and queries") -> None:
+    parser.add_argument(
+        "--embedder",
+        default=os.environ.get("RECALLGATE_EMBEDDER"),
+        metavar="NAME",
+        help=f"embedding model for {what}: minilm-l6 (default), multilingual, onnx:/dir, "
+        "sentence-transformers:/dir, or any registered name",
+    )
+
+
+def embedder_from_args(args: argparse.Namespace) -> Embedder | None:
+    """The embedder ``--embedder`` names (None when not given)."""
+    name = getattr(args, "embedder", None)
+    return make_embedder(name) if name else None
 
 
 def decider_from_args(args: argparse.Namespace) -> Decider | None:
-    """The decider the flags name; ``none`` means the stock (ungated) behaviour."""
+    """The decider the flags name; ``none`` means the stock (ungated) behaviour.
+
+    ``--embedder`` on a command without a store (``tune``) is the embedded decider's model.
+    """
     name = args.decider
     if name in ("none", "stock"):
         return None
     options: dict[str, Any] = {}
     if getattr(args, "url", None):
         options["url"] = args.url
+    if getattr(args, "embedder_for_decider", False) and getattr(args, "embedder", None):
+        if name != "embedded":
+            raise UsageError(f"--embedder picks the embedded decider's model; decider {name!r} has none")
+        options["embedder"] = make_embedder(args.embedder)
     return make_decider(name, **options)
 
 
 def store_from_args(args: argparse.Namespace) -> MemoryStore:
-    return open_store(args.store)
+    """The store ``--store`` names, created when it does not exist yet (commands that write)."""
+    return open_store(args.store, embedder=embedder_from_args(args))
+
+
+def existing_store_from_args(args: argparse.Namespace) -> MemoryStore:
+    """The store ``--store`` names, for commands that only read: a store that does not exist is
+    a usage error naming it, and nothing is created (a typo must not leave an empty store)."""
+    return open_existing_store(args.store, embedder=embedder_from_args(args))
+
+
+def open_existing_store(url: str, embedder: Embedder | None = None) -> MemoryStore:
+    """Open a store that must already exist (see :func:`existing_store_from_args`).
+
+    SQLite: the file must exist and hold a recallgate store. PostgreSQL: the schema must exist
+    (nothing is created in the database). AgentCore: opening never creates a memory.
+    """
+    scheme = url.split("://", 1)[0].lower() if isinstance(url, str) and "://" in url else ""
+    if scheme in ("sqlite", "postgres", "postgresql", "postgresql+psycopg"):
+        return open_store(url, embedder=embedder, create=False)
+    return open_store(url, embedder=embedder)
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:

@@ -12,7 +12,8 @@ or one whole conversation::
 blocks are read). ``session_id`` defaults to the file's name; ``actor_id``, when a line has
 one, must be the ``--actor``; ``timestamp`` (epoch seconds) is optional. Blank lines are
 ignored. A malformed line is reported with its line number and skipped, the rest is still
-loaded, and the exit code is 1. Lines already in the store (same session, role and text)
+loaded, and the exit code is 1; when no line can be loaded the store is not opened (nothing
+is created) and the summary says nothing was loaded. Lines already in the store (same session, role and text)
 are not loaded twice, and every event of the file is extracted again (consolidation keeps
 the records it already has, "unchanged"), so re-running the same file is harmless and
 completes a run that was stopped between loading its events and extracting them.
@@ -34,7 +35,7 @@ from ..extraction.pipeline import ExtractionResult, extract_and_store
 from ..policy.policy import message_text
 from ..records import Event, validate_id
 from . import emit_json, progress_enabled
-from .common import add_json, add_store, store_from_args
+from .common import add_embedder, add_json, add_store, store_from_args
 
 ROLES = ("user", "assistant", "tool", "system", "other")
 
@@ -52,14 +53,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--actor", required=True, metavar="ID", help="the actor whose conversations these are"
     )
     add_store(parser)
+    add_embedder(parser)
     parser.add_argument(
         "--extractor",
         choices=EXTRACTORS,
         default="rules",
         help="rules (offline, default), openai (any OpenAI-compatible endpoint) or bedrock",
     )
-    parser.add_argument("--model", default=None, help="model name for the openai / bedrock extractors")
-    parser.add_argument("--base-url", default=None, help="endpoint of an OpenAI-compatible server")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model name for the openai / bedrock extractors (default none: required there)",
+    )
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        help="endpoint of an OpenAI-compatible server (default: OPENAI_BASE_URL, else api.openai.com)",
+    )
     add_json(parser)
     parser.set_defaults(func=run)
 
@@ -94,18 +104,29 @@ def _message_events(item: Any, where: str = "") -> tuple[str, str, float | None]
 def parse_lines(path: Path, actor: str) -> tuple[list[Event], list[dict[str, Any]], int]:
     """Events from a JSONL file, the errors (``{"line", "error"}``) and how many lines had content."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise UsageError(f"no such file: {str(path)!r}") from None
     except IsADirectoryError:
         raise UsageError(f"{str(path)!r} is a directory, not a JSONL file") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{str(path)!r} is not UTF-8 text: {exc}") from None
     default_session = _session_default(path)
     events: list[Event] = []
     errors: list[dict[str, Any]] = []
     lines = 0
-    for number, line in enumerate(raw.splitlines(), start=1):
+    # Decoded line by line: one line with bytes that are not UTF-8 (a paste from a Latin-1
+    # editor) is reported with its number and skipped; the rest of the file still loads.
+    for number, raw_line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
+        try:
+            line = raw_line.rstrip(b"\r").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            lines += 1
+            errors.append(
+                {
+                    "line": number,
+                    "error": f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x} at column {exc.start + 1})",
+                }
+            )
+            continue
         if not line.strip():
             continue
         lines += 1
@@ -153,10 +174,13 @@ def run(args: argparse.Namespace) -> int:
     events, errors, lines = parse_lines(path, actor)
     for error in errors if not args.json else []:
         sys.stderr.write(f"{path}:{error['line']}: {error['error']}\n")
-    store = store_from_args(args)
     notes: list[str] = []
     if lines == 0:
         notes.append(f"{path} is empty: nothing to ingest")
+    if not events:
+        # Nothing to load: the store is not opened, so a file of bad lines leaves nothing behind.
+        return _nothing_loaded(args, path, actor, extractor.name, lines, errors, notes)
+    store = store_from_args(args)
     # Skip messages already loaded: re-running a file must not duplicate events or records.
     existing: dict[tuple[str, str, str], list[Event]] = {}
     for stored in store.list_events(actor) if events else []:
@@ -221,8 +245,47 @@ def run(args: argparse.Namespace) -> int:
                 f"{updated} updated, {unchanged} already known"
             )
         if errors:
-            print(f"{len(errors)} malformed line(s) skipped (see above); the rest was loaded")
+            rest = "the rest was loaded" if new_events else "the other lines were already in the store"
+            print(f"{len(errors)} malformed line(s) skipped (see above); {rest}")
     store.close()
+    return 1 if errors else 0
+
+
+def _nothing_loaded(
+    args: argparse.Namespace,
+    path: Path,
+    actor: str,
+    extractor: str,
+    lines: int,
+    errors: list[dict[str, Any]],
+    notes: list[str],
+) -> int:
+    """The summary when no line of the file could be loaded (empty, or every line malformed)."""
+    if errors:
+        notes.append(f"no line of {path} could be loaded ({len(errors)} malformed): nothing was loaded")
+    if args.json:
+        emit_json(
+            {
+                "file": str(path),
+                "actor_id": actor,
+                "store": args.store,
+                "extractor": extractor,
+                "lines": lines,
+                "events_loaded": 0,
+                "events_already_loaded": 0,
+                "sessions": [],
+                "memories_extracted": 0,
+                "records_added": 0,
+                "records_updated": 0,
+                "records_unchanged": 0,
+                "records": [],
+                "errors": errors,
+                "notes": notes,
+            }
+        )
+    else:
+        for note in notes:
+            print(note)
     return 1 if errors else 0
 
 

@@ -21,8 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("path", metavar="LOG.db", help="the decision log file")
     parser.add_argument("--last", type=int, default=20, help="how many turns (default %(default)s)")
-    parser.add_argument("--actor", help="only this actor's turns")
-    parser.add_argument("--session", help="only this session's turns")
+    parser.add_argument("--actor", help="only this actor's turns (default: every actor)")
+    parser.add_argument("--session", help="only this session's turns (default: every session)")
     add_json(parser)
     parser.set_defaults(func=run)
 

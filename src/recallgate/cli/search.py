@@ -8,9 +8,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..records import resolve_namespace
+from ..errors import UsageError
+from ..records import resolve_namespace, validate_id
 from . import emit_json
-from .common import add_json, add_store, store_from_args
+from .common import add_embedder, add_json, add_store, existing_store_from_args
 
 DEFAULT_NAMESPACES = ["/facts/{actorId}", "/preferences/{actorId}"]
 
@@ -23,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("query", help="the text to search for")
     add_store(parser)
+    add_embedder(parser)
     parser.add_argument("--actor", default="demo_user", help="actor id (default %(default)s)")
     parser.add_argument(
         "--namespace",
@@ -36,7 +38,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = store_from_args(args)
+    if not args.query.strip():
+        raise UsageError(
+            'empty query: give the text to search for, e.g. recallgate search "drink preference"'
+        )
+    validate_id(args.actor, "actor_id")  # bad input fails before the store is even looked for
+    # Read-only: a mistyped --store is an error naming the path, never a new empty store.
+    store = existing_store_from_args(args)
+    try:
+        return _search(args, store)
+    finally:
+        store.close()
+
+
+def _search(args: argparse.Namespace, store: Any) -> int:
     templates = args.namespaces or DEFAULT_NAMESPACES
     vector = store.embedder.embed([args.query])[0]
     rows: list[dict[str, Any]] = []

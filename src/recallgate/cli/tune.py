@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..deciders import Decider
-from ..errors import UsageError
+from ..errors import RecallgateError, UsageError
 from ..policy.config import FittedThreshold, config_from_env, read_config, write_config
 from ..tuning import (
     TuneResult,
@@ -25,9 +25,9 @@ from ..tuning import (
     tune_gate,
     tune_validator,
 )
-from ..tuning.candidates import Candidate, Role
+from ..tuning.candidates import Role, WordingCandidate
 from . import emit_json, progress_enabled
-from .common import add_decider, add_json, decider_from_args, table
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,8 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gate.add_argument(
         "--labels",
         required=True,
-        metavar="FILE.jsonl|builtin:seed",
-        help='one {"text": str, "label": bool} per line (true = answering needs a stored personal fact)',
+        metavar="FILE.jsonl|builtin:NAME",
+        help='one {"text": str, "label": bool} per line (true = answering needs a stored personal fact); '
+        "builtin:seed and builtin:heldout are shipped sets",
     )
     _common(gate, "gate")
     gate.set_defaults(func=run_gate)
@@ -55,8 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validator.add_argument(
         "--cases",
         required=True,
-        metavar="FILE.json|builtin:seed",
-        help='{"records": {key: text}, "cases": [{"query", "relevant": [keys], "irrelevant": [keys]}]}',
+        metavar="FILE.json|builtin:NAME",
+        help='{"records": {key: text}, "cases": [{"query", "relevant": [keys], "irrelevant": [keys]}]}; '
+        "builtin:seed, builtin:dev and builtin:heldout are shipped sets",
     )
     _common(validator, "judge")
     validator.set_defaults(func=run_validator)
@@ -68,17 +70,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "something the actor's memory mentions: LoCoMo dev questions against their conversations' "
         "stores, non-memory messages against every store; chosen by balanced accuracy.",
     )
-    named.add_argument("--locomo", required=True, metavar="DIR", help="LoCoMo data directory")
-    named.add_argument("--split", default="dev", help="the split to fit on (dev only; test is for reporting)")
+    named.add_argument(
+        "--locomo",
+        required=True,
+        metavar="DIR",
+        help="LoCoMo data directory (README: where LoCoMo comes from)",
+    )
+    named.add_argument(
+        "--split",
+        default="dev",
+        help="the split to fit on (default %(default)s; dev only: test is for reporting)",
+    )
     named.add_argument(
         "--negatives",
         metavar="FILE.jsonl",
         help="gate labels whose false rows are the non-memory messages (default: the shipped bank)",
     )
     add_decider(named)
+    add_embedder(named, "the embedded decider (and the LoCoMo stores)")
+    named.set_defaults(embedder_for_decider=True)
     add_json(named)
     named.add_argument(
-        "--write-config", metavar="PATH", help="save the fitted threshold for this decider into PATH (merged)"
+        "--write-config",
+        metavar="PATH",
+        help="save the fitted threshold for this decider into PATH (merged; default: not saved)",
     )
     named.set_defaults(func=run_named_gate)
 
@@ -90,12 +105,19 @@ def _common(parser: argparse.ArgumentParser, role: Role) -> None:
         help="YAML or JSON file of named questions (default: the shipped wording and contrasting ones)",
     )
     add_decider(parser)
+    add_embedder(parser, "the embedded decider")
+    parser.set_defaults(embedder_for_decider=True)
     add_json(parser)
-    parser.add_argument("--report", metavar="OUT.html", help="write a self-contained HTML report with charts")
+    parser.add_argument(
+        "--report",
+        metavar="OUT.html",
+        help="write a self-contained HTML report with charts (default: no report)",
+    )
     parser.add_argument(
         "--write-config",
         metavar="PATH",
-        help="save the shipped wording's fitted threshold(s) for this decider into PATH (merged)",
+        help="save the shipped wording's fitted threshold(s) for this decider into PATH "
+        "(merged; default: not saved)",
     )
     parser.set_defaults(role=role)
 
@@ -103,16 +125,22 @@ def _common(parser: argparse.ArgumentParser, role: Role) -> None:
 # ---- running --------------------------------------------------------------------------
 
 
-def _candidates(args: argparse.Namespace) -> tuple[list[Candidate], str]:
+def _candidates(args: argparse.Namespace) -> tuple[list[WordingCandidate], str]:
     if args.candidates:
         return load_candidates(args.candidates, args.role)
     candidates = default_candidates(args.role)
     return candidates, candidates[0].name
 
 
-def _prepare(args: argparse.Namespace) -> tuple[list[Candidate], str, Decider]:
+def _prepare(args: argparse.Namespace) -> tuple[list[WordingCandidate], str, Decider]:
     """Everything that can be checked before the first decider call."""
     candidates, default = _candidates(args)
+    data = getattr(args, "labels", None) or getattr(args, "cases", None)
+    if args.write_config and data == "builtin:heldout":
+        raise UsageError(
+            "--write-config with builtin:heldout: the held-out sets are for reporting, and a threshold "
+            "fitted on them has nothing left to be checked on; fit on your own data or builtin:seed"
+        )
     if args.write_config and not any(c.is_shipped(args.role) for c in candidates):
         raise UsageError(
             "--write-config fits the threshold of the wording the policy asks; add the shipped "
@@ -147,7 +175,7 @@ def run_gate(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    return _finish(args, result)
+    return _finish(args, result, decider)
 
 
 def run_validator(args: argparse.Namespace) -> int:
@@ -161,11 +189,11 @@ def run_validator(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    return _finish(args, result)
+    return _finish(args, result, decider)
 
 
 def run_named_gate(args: argparse.Namespace) -> int:
-    from ..bench.locomo import SPLITS
+    from ..datasets.locomo import SPLITS
     from ..tuning.named_gate import fit_named_gate, load_negatives
 
     if args.split != "dev":
@@ -186,6 +214,7 @@ def run_named_gate(args: argparse.Namespace) -> int:
             decider,
             split=args.split,
             negatives_path=args.negatives,
+            embedder=embedder_from_args(args),
             progress=bar.update if bar else None,
         )
     finally:
@@ -265,7 +294,21 @@ def _fitted(result: TuneResult) -> dict[str, FittedThreshold]:
     return out
 
 
-def _finish(args: argparse.Namespace, result: TuneResult) -> int:
+def _finish(args: argparse.Namespace, result: TuneResult, decider: Decider) -> int:
+    # Errors go to stderr, before anything else: a run in which every call failed says why first
+    # and exits 1 (no table of dashes, no report, no config).
+    if all(c.errors >= len(c.scores) for c in result.candidates):
+        sample = next((c.error_samples[0] for c in result.candidates if c.error_samples), "no answer")
+        raise RecallgateError(
+            f"every decider call failed ({result.decider_calls} calls to {result.backend}), "
+            f"nothing was measured: {sample}"
+        )
+    for c in result.candidates:
+        if c.errors:
+            sys.stderr.write(
+                f"ERRORS: {c.name} errored on {c.errors} item(s), e.g. {c.error_samples[0]}; "
+                "excluded from best\n"
+            )
     notes: list[str] = []
     if args.report:
         from ..tuning.report import write_report
@@ -282,7 +325,7 @@ def _finish(args: argparse.Namespace, result: TuneResult) -> int:
         for note in notes:
             sys.stderr.write(note + "\n")
         return 0
-    _print(result, notes)
+    _print(result, notes, _reads_wording(decider))
     return 0
 
 
@@ -314,14 +357,9 @@ def _cell(value: float | None) -> str:
     return "—" if value is None else f"{value:+.2f}" if value < 0 else f"{value:.2f}"
 
 
-def _print(result: TuneResult, notes: list[str]) -> None:
+def _print(result: TuneResult, notes: list[str], reads_wording: bool = True) -> None:
     gate = result.kind == "gate"
     columns = _GATE_COLUMNS if gate else _VALIDATOR_COLUMNS
-    errored = [c for c in result.candidates if c.errors]
-    for c in errored:
-        print(
-            f"ERRORS: {c.name} errored on {c.errors} item(s), e.g. {c.error_samples[0]}; excluded from best"
-        )
     unit = "utterances" if gate else f"judged pairs over {len(result.candidates[0].queries)} queries"
     print(
         f"tune {'gate' if gate else 'validator'}: {result.backend} on {result.source} "
@@ -343,7 +381,70 @@ def _print(result: TuneResult, notes: list[str]) -> None:
             f"{default.name}, the policy's keep rule (p >= t and p >= best - d) fitted jointly: "
             f"t = {threshold:.3f}, d = {delta:.3f}, pooled accuracy {accuracy:.0%}"
         )
+    for line in _echo_notes(result, reads_wording):
+        print(line)
+    if default.by_language:
+        keys = ("accuracy_at_configured", "auc") if gate else ("mean_auc", "mean_p_at_k")
+        labels = ("acc@conf", "AUC") if gate else ("mean AUC", "mean P@k")
+        print(f"{default.name}, by language:")
+        lang_rows = [
+            [lang, int(figures["n"] or 0)] + [_cell(figures.get(k)) for k in keys]
+            for lang, figures in sorted(default.by_language.items())
+        ]
+        print(table(lang_rows, ["lang", "n", *labels]))
     if result.n < 50:
         print(f"only {result.n} items: these figures show direction, not magnitude")
     for note in notes:
         print(note)
+
+
+def _reads_wording(decider: Any) -> bool:
+    """Whether a backend declares that its answers depend on a question's wording."""
+    capabilities = getattr(decider, "capabilities", None)
+    if capabilities is not None and hasattr(capabilities, "reads_wording"):
+        return bool(capabilities.reads_wording)
+    return bool(getattr(decider, "reads_wording", True))
+
+
+#: answers closer than this count as the same (float32 backends differ in the 7th digit)
+_SAME_ANSWER = 1e-4
+
+
+def _echo_notes(result: TuneResult, reads_wording: bool = True) -> list[str]:
+    """Explain rows that only echo the default wording's answers.
+
+    A backend that does not read a question's wording (the embedded judge compares message and
+    record and ignores the instructions) answers every wording of the same shape alike: such a
+    row measures nothing new, and an ``inverted`` one is the default's answers flipped, so its
+    AUC is one minus the default's. Found from the answers themselves, for any backend.
+    """
+    default = result.candidate(result.default)
+    same: list[str] = []
+    mirrored: list[str] = []
+    for c in result.candidates:
+        if c is default or c.errors or default.errors or not c.scores:
+            continue
+        flip = c.inverted != default.inverted
+        if all(
+            a is not None and b is not None and abs(a - ((1.0 - b) if flip else b)) < _SAME_ANSWER
+            for a, b in zip(c.scores, default.scores, strict=True)
+        ):
+            (mirrored if flip else same).append(c.name)
+    why = (
+        f"{result.backend} does not read a question's wording"
+        if not reads_wording
+        else f"{result.backend} answered both wordings alike"
+    )
+    notes = []
+    for names, what, so in (
+        (same, f"the same answers as {default.name}", f"measures no wording other than {default.name}'s"),
+        (
+            mirrored,
+            f"{default.name}'s answers flipped",
+            f"mirrors {default.name}'s (AUC = 1 - its AUC); it is not a worse wording",
+        ),
+    ):
+        if names:
+            row = "rows" if len(names) > 1 else "row"
+            notes.append(f"{', '.join(names)}: {what} on every item ({why}), so the {row} {so}")
+    return notes

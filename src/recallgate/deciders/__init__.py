@@ -8,7 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Decider, DecisionHints, ask, available_deciders, make_decider, register_decider
+from .base import (
+    BaseDecider,
+    Capabilities,
+    Decider,
+    Decision,
+    DecisionHints,
+    Reply,
+    as_decider,
+    ask,
+    available_deciders,
+    make_decider,
+    register_decider,
+)
 from .embedded import EmbeddedDecider
 from .questions import (
     Answer,
@@ -24,14 +36,19 @@ from .thresholds import DEFAULT_THRESHOLDS, Threshold, default_threshold
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "Answer",
+    "BaseDecider",
+    "Capabilities",
     "ChoiceAnswer",
     "Decider",
+    "Decision",
     "DecisionHints",
     "EmbeddedDecider",
     "Example",
     "Question",
+    "Reply",
     "ScoreAnswer",
     "Threshold",
+    "as_decider",
     "ask",
     "available_deciders",
     "default_decider",
@@ -53,7 +70,7 @@ def default_decider() -> EmbeddedDecider:
     return _DEFAULT
 
 
-def _embedded(**options: Any) -> Decider:
+def _embedded(**options: Any) -> BaseDecider:
     return EmbeddedDecider(**options) if options else default_decider()
 
 

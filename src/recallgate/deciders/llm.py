@@ -20,12 +20,11 @@ vLLM does).
 Options: ``url`` (``--url``, ``RECALLGATE_LLM_URL``; e.g. ``http://localhost:11434/v1``),
 ``model`` (``RECALLGATE_LLM_MODEL``), ``api_key`` (``RECALLGATE_LLM_API_KEY``), ``mode``,
 ``concurrency`` (8), ``top_logprobs`` (20), ``timeout`` (30 s), ``connect_timeout`` (2 s),
-``retries`` (2), ``max_state_chars`` (8000).
+``retries`` (2), ``max_state_chars`` (8000), ``transport`` (an ``httpx.BaseTransport``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import string
@@ -35,9 +34,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import httpx
+
 from ..errors import DeciderBadResponse, UsageError
-from .http import HttpSettings, JsonPoster, StateLimiter, backend_error
-from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer, parse_answers, validate_request
+from ..http import HttpSettings, JsonClient, backend_error, token_count
+from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer
 
 __all__ = ["LLMDecider", "Prompt", "build_prompt", "distribution"]
 
@@ -130,15 +132,6 @@ def distribution(candidates: Iterable[tuple[str, float]], labels: tuple[str, ...
     return [m / total for m in mass]
 
 
-def _tokens(value: Any) -> int:
-    """A token count from a usage field: 0 unless it is an int or a finite float (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    if isinstance(value, int):
-        return value
-    return int(value) if math.isfinite(value) else 0
-
-
 def _index(choice: Any) -> int:
     """A completion's ``index`` for ordering; 0 when it is missing or not an int."""
     index = choice.get("index", 0) if isinstance(choice, Mapping) else 0
@@ -162,10 +155,11 @@ def _answer(question: Question, probs: list[float]) -> Answer:
     return ScoreAnswer(best, question.options, probs, min(1.0, max(0.0, confidence)))
 
 
-class LLMDecider:
+class LLMDecider(BaseDecider):
     """Typed questions answered by an OpenAI-compatible LLM from token log-probabilities."""
 
     name = "llm"
+    capabilities = Capabilities(local=False)
 
     def __init__(
         self,
@@ -180,6 +174,7 @@ class LLMDecider:
         connect_timeout: float = 2.0,
         retries: int = 2,
         max_state_chars: int | None = 8_000,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         base = url or os.environ.get("RECALLGATE_LLM_URL")
         if not base:
@@ -206,14 +201,9 @@ class LLMDecider:
             )
         except ValueError as exc:
             raise UsageError(f"llm: {exc}") from exc
-        self._http = JsonPoster(self.name, settings)
-        self._limiter = StateLimiter()
+        self._http = JsonClient(self.name, settings, transport=transport)
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self.calls = 0
-        self.requests = 0
-        self.input_tokens = 0
-        self.output_tokens = 0
 
     @staticmethod
     def _endpoint(base: str, mode: str) -> str:
@@ -223,10 +213,6 @@ class LLMDecider:
         if base.endswith("/v1"):
             return base + tail
         return base + "/v1" + tail
-
-    @property
-    def last_warnings(self) -> list[str]:
-        return self._limiter.last_warnings
 
     def _headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -281,24 +267,8 @@ class LLMDecider:
                 backend_kind="no_logprobs",
             ) from None
 
-    def _account(self, body: Any, requests: int = 1) -> None:
-        usage = body.get("usage") if isinstance(body, Mapping) else None
-        with self._lock:
-            self.requests += requests
-            if isinstance(usage, Mapping):
-                self.input_tokens += _tokens(usage.get("prompt_tokens"))
-                self.output_tokens += _tokens(usage.get("completion_tokens"))
-
-    def _prepare(
-        self, state: str, questions: Mapping[str, Any]
-    ) -> tuple[dict[str, Question], dict[str, Prompt]]:
-        parsed = validate_request(state, questions)
-        self._limiter.reset()
-        state = self._limiter.limit(self.name, state, self.max_state_chars)
-        return parsed, {name: build_prompt(state, q) for name, q in parsed.items()}
-
     def _from_completions(
-        self, parsed: Mapping[str, Question], prompts: Mapping[str, Prompt], body: Any
+        self, questions: Mapping[str, Question], prompts: Mapping[str, Prompt], body: Any
     ) -> dict[str, Answer]:
         names = list(prompts)
         choices = body.get("choices") if isinstance(body, Mapping) else None
@@ -315,22 +285,16 @@ class LLMDecider:
         for name, choice in zip(names, ordered, strict=True):
             where = f"question {name!r}"
             probs = distribution(self._completion_candidates(choice, where), prompts[name].labels, where)
-            out[name] = _answer(parsed[name], probs)
+            out[name] = _answer(questions[name], probs)
         return out
 
-    def _finish(self, parsed: Mapping[str, Question], out: dict[str, Answer]) -> dict[str, Answer]:
-        with self._lock:
-            self.calls += 1
-        return parse_answers(parsed, out)
-
-    # ---- sync ----------------------------------------------------------------------------
-    def _ask_one(self, name: str, question: Question, prompt: Prompt) -> Answer:
-        response = self._http.post(self.endpoint, self._chat_body(prompt), self._headers())
-        self._account(response.body)
+    # ---- one call ------------------------------------------------------------------------
+    def _ask_one(self, name: str, question: Question, prompt: Prompt) -> tuple[Answer, Any]:
+        """One chat request: the answer and the response body (for its usage)."""
+        body = self._http.post(self.endpoint, self._chat_body(prompt), self._headers()).body
         where = f"question {name!r}"
-        return _answer(
-            question, distribution(self._chat_candidates(response.body, where), prompt.labels, where)
-        )
+        answer = _answer(question, distribution(self._chat_candidates(body, where), prompt.labels, where))
+        return answer, body
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -339,63 +303,45 @@ class LLMDecider:
                     self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="recallgate-llm")
         return self._pool
 
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        parsed, prompts = self._prepare(state, questions)
+    def _answer(self, state: str, questions: Mapping[str, Question], hints: DecisionHints) -> Reply:
+        prompts = {name: build_prompt(state, q) for name, q in questions.items()}
         if self.mode == "completions":
             body = self._completions_body(list(prompts.values()))
-            response = self._http.post(self.endpoint, body, self._headers())
-            self._account(response.body)
-            return self._finish(parsed, self._from_completions(parsed, prompts, response.body))
+            response = self._http.post(self.endpoint, body, self._headers()).body
+            return Reply(self._from_completions(questions, prompts, response), _usage([response]))
         if len(prompts) == 1:
             ((name, prompt),) = prompts.items()
-            return self._finish(parsed, {name: self._ask_one(name, parsed[name], prompt)})
-        futures = {
-            name: self._executor().submit(self._ask_one, name, parsed[name], prompt)
-            for name, prompt in prompts.items()
-        }
-        return self._finish(parsed, {name: future.result() for name, future in futures.items()})
-
-    # ---- async ---------------------------------------------------------------------------
-    async def aask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        parsed, prompts = self._prepare(state, questions)
-        if self.mode == "completions":
-            body = self._completions_body(list(prompts.values()))
-            response = await self._http.apost(self.endpoint, body, self._headers())
-            self._account(response.body)
-            return self._finish(parsed, self._from_completions(parsed, prompts, response.body))
-        gate = asyncio.Semaphore(self.concurrency)
-
-        async def one(name: str) -> Answer:
-            async with gate:
-                response = await self._http.apost(
-                    self.endpoint, self._chat_body(prompts[name]), self._headers()
-                )
-            self._account(response.body)
-            where = f"question {name!r}"
-            candidates = self._chat_candidates(response.body, where)
-            return _answer(parsed[name], distribution(candidates, prompts[name].labels, where))
-
-        results = await asyncio.gather(*(one(name) for name in prompts))
-        return self._finish(parsed, dict(zip(prompts, results, strict=True)))
-
-    def usage(self) -> dict[str, Any]:
-        with self._lock:
-            return {
-                "calls": self.calls,
-                "requests": self.requests,
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
+            results = {name: self._ask_one(name, questions[name], prompt)}
+        else:
+            futures = {
+                name: self._executor().submit(self._ask_one, name, questions[name], prompt)
+                for name, prompt in prompts.items()
             }
+            results = {name: future.result() for name, future in futures.items()}
+        answers = {name: answer for name, (answer, _) in results.items()}
+        return Reply(answers, _usage([body for _, body in results.values()]))
+
+    def usage(self) -> dict[str, float]:
+        """Calls, HTTP requests and tokens so far (as reported by the server)."""
+        return {"calls": 0, "requests": 0, "input_tokens": 0, "output_tokens": 0, **super().usage()}
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
-            self._pool = None
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
         self._http.close()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-        self.close()
 
     def __repr__(self) -> str:
         return f"LLMDecider({self.endpoint!r}, model={self.model!r}, mode={self.mode!r})"
+
+
+def _usage(bodies: list[Any]) -> dict[str, float]:
+    """Requests and tokens of one call's responses (OpenAI's ``usage`` field names)."""
+    input_tokens = output_tokens = 0
+    for body in bodies:
+        usage = body.get("usage") if isinstance(body, Mapping) else None
+        if isinstance(usage, Mapping):
+            input_tokens += token_count(usage.get("prompt_tokens"))
+            output_tokens += token_count(usage.get("completion_tokens"))
+    return {"requests": len(bodies), "input_tokens": input_tokens, "output_tokens": output_tokens}

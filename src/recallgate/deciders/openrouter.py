@@ -2,15 +2,15 @@
 
 ``POST https://openrouter.ai/api/alpha/decisions`` with ``{model, state, questions}`` answers
 ``{id, model, provider, answers, usage: {input_tokens, output_tokens, cost}}``: the systemone
-shape plus a billed cost, which this backend adds up in ``cost_usd``. Errors arrive as
+shape plus a billed cost, which this backend adds up in ``usage()["cost_usd"]``. Errors arrive as
 ``{"error": {"code", "message", "metadata"?}}`` with the HTTP status (401 bad key, 402 no
 credit, 429 rate limit, 502/503 provider down).
 
 Options: ``api_key`` (default ``OPENROUTER_API_KEY``), ``model`` (``RECALLGATE_OPENROUTER_MODEL``,
 default ``~typesafe/jev-latest``), ``url`` (``--url``, ``RECALLGATE_OPENROUTER_URL``: the full
 endpoint, for a proxy or a test server), ``timeout`` (default 15 s), ``connect_timeout``,
-``retries``, ``pool_size``, ``max_state_chars`` (default 32000). Because every request is
-billed, only requests that never reached the server are retried.
+``retries``, ``pool_size``, ``max_state_chars`` (default 32000), ``transport``. Because every
+request is billed, only requests that never reached the server are retried.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+
 from ..errors import UsageError
+from ..http import finite_number
 from .systemone import SystemOneDecider
 
 __all__ = ["OpenRouterDecider"]
@@ -28,7 +31,7 @@ DEFAULT_MODEL = "~typesafe/jev-latest"
 
 
 class OpenRouterDecider(SystemOneDecider):
-    """Jev via OpenRouter; adds up ``usage.cost`` in :attr:`cost_usd`."""
+    """Jev via OpenRouter; adds up ``usage.cost`` in ``usage()["cost_usd"]``."""
 
     name = "openrouter"
     path = "/api/alpha/decisions"
@@ -50,6 +53,7 @@ class OpenRouterDecider(SystemOneDecider):
         retries: int = 2,
         pool_size: int = 8,
         max_state_chars: int | None = 32_000,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(
             url,
@@ -60,10 +64,10 @@ class OpenRouterDecider(SystemOneDecider):
             retries=retries,
             pool_size=pool_size,
             max_state_chars=max_state_chars,
+            transport=transport,
         )
         if not self.api_key:
             raise UsageError("the openrouter decider needs an API key: set OPENROUTER_API_KEY")
-        self.cost_usd = 0.0
 
     def _endpoint(self, base: str) -> str:
         return base.rstrip("/")  # the full endpoint: OpenRouter's path is not /v1/systemone
@@ -71,19 +75,21 @@ class OpenRouterDecider(SystemOneDecider):
     def _headers(self) -> dict[str, str]:
         return {**super()._headers(), "x-title": "recallgate"}
 
-    def _account(self, body: Any) -> None:
-        super()._account(body)
-        usage = body.get("usage") if isinstance(body, Mapping) else None
-        cost = usage.get("cost") if isinstance(usage, Mapping) else None
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-            with self._usage_lock:
-                self.cost_usd += float(cost)
+    def _reported_usage(self, reported: Any) -> dict[str, float]:
+        usage = super()._reported_usage(reported)
+        cost = reported.get("cost") if isinstance(reported, Mapping) else None
+        usage["cost_usd"] = finite_number(cost) or 0.0
+        return usage
 
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> dict[str, float]:
         out = super().usage()
-        with self._usage_lock:
-            out["cost_usd"] = self.cost_usd
+        out["cost_usd"] = float(out.get("cost_usd", 0.0))  # dollars, even when nothing was billed
         return out
+
+    @property
+    def cost_usd(self) -> float:
+        """What the calls so far cost, as billed by OpenRouter."""
+        return float(self.usage()["cost_usd"])
 
     def __repr__(self) -> str:
         return f"OpenRouterDecider({self.endpoint!r}, model={self.model!r})"

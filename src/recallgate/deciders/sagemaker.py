@@ -19,22 +19,24 @@ Install with ``pip install 'recallgate[sagemaker]'`` (boto3). Options:
   ``endpoint_url`` (a VPC endpoint, or a test server), ``inference_component``;
 - ``timeout`` (read timeout per socket read, default 10 s), ``connect_timeout`` (2 s),
   ``retries`` (2; only connection failures), ``pool_size`` (8), ``max_state_chars`` (16000).
+
+botocore does the HTTP here (signing, its own error parsing), not the shared JSON client;
+tests answer it in-process with a ``before-send`` event handler on :attr:`client`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from ..errors import DeciderBadResponse, DeciderError, DeciderTimeout, DeciderUnavailable, UsageError
-from .http import StateLimiter, backend_error, error_from_body, json_problem
-from .questions import Answer, Question, validate_request
+from ..http import backend_error, error_from_body, parse_json
+from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .questions import Answer, Question
 from .wire import answers_from_body, systemone_request
 
 __all__ = ["SageMakerDecider", "triton_request"]
@@ -77,10 +79,11 @@ def _import_boto() -> tuple[Any, Any, Any]:
     return boto3, botocore.config, botocore.exceptions
 
 
-class SageMakerDecider:
+class SageMakerDecider(BaseDecider):
     """A systemone model behind a SageMaker endpoint (see module docs for the options)."""
 
     name = "sagemaker"
+    capabilities = Capabilities(local=False)
 
     def __init__(
         self,
@@ -140,13 +143,6 @@ class SageMakerDecider:
                 retries={"total_max_attempts": 1, "mode": "standard"},
             ),
         )
-        self._limiter = StateLimiter()
-        self._lock = threading.Lock()
-        self.calls = 0
-
-    @property
-    def last_warnings(self) -> list[str]:
-        return self._limiter.last_warnings
 
     @property
     def client(self) -> Any:
@@ -224,6 +220,7 @@ class SageMakerDecider:
         )
 
     def _decode(self, parsed: Mapping[str, Question], data: bytes) -> dict[str, Answer]:
+        """The answers in an endpoint's response body (the Triton envelope around systemone)."""
         envelope = _json(data, "the endpoint's answer")
         if isinstance(envelope, Mapping) and "error" in envelope and "outputs" not in envelope:
             raise error_from_body(self.name, 200, envelope)
@@ -254,25 +251,11 @@ class SageMakerDecider:
         body = _json(values[0].encode("utf-8"), OUTPUT_NAME)
         if isinstance(body, Mapping) and "error" in body and "answers" not in body:
             raise error_from_body(self.name, 200, body)
-        with self._lock:
-            self.calls += 1
         return answers_from_body(self.name, parsed, body)
 
-    def _prepare(self, state: str, questions: Mapping[str, Any]) -> tuple[dict[str, Question], bytes]:
-        parsed = validate_request(state, questions)  # before any network call
-        self._limiter.reset()
-        state = self._limiter.limit(self.name, state, self.max_state_chars)
-        payload = triton_request(systemone_request(state, parsed, model=self.model))
-        return parsed, json.dumps(payload).encode("utf-8")
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        parsed, body = self._prepare(state, questions)
-        return self._decode(parsed, self._invoke(body))
-
-    async def aask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        """boto3 is synchronous: the request runs on a worker thread (warnings stay with the caller)."""
-        parsed, body = self._prepare(state, questions)
-        return self._decode(parsed, await asyncio.to_thread(self._invoke, body))
+    def _answer(self, state: str, questions: Mapping[str, Question], hints: DecisionHints) -> Reply:
+        payload = triton_request(systemone_request(state, questions, model=self.model))
+        return Reply(self._decode(questions, self._invoke(json.dumps(payload).encode("utf-8"))))
 
     def close(self) -> None:
         close = getattr(self._client, "close", None)
@@ -284,12 +267,4 @@ class SageMakerDecider:
 
 
 def _json(data: bytes, what: str) -> Any:
-    text = data.decode("utf-8", errors="replace")
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
-        raise backend_error(
-            DeciderBadResponse,
-            f"sagemaker: {what} is not valid JSON ({json_problem(exc, text)}): {text[:200]!r}",
-            backend_kind="invalid_json",
-        ) from None
+    return parse_json("sagemaker", data.decode("utf-8", errors="replace"), what)

@@ -13,13 +13,12 @@ Options: ``model`` (``RECALLGATE_SPARROW_MODEL``; a bundled model name such as
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import DeciderError, UsageError
-from .http import StateLimiter
-from .questions import Answer, validate_request
+from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .questions import Question
 from .wire import answers_from_body
 
 __all__ = ["SparrowDecider"]
@@ -35,12 +34,12 @@ def _import_sparrow() -> Any:
     return sparrow_decider
 
 
-class SparrowDecider:
+class SparrowDecider(BaseDecider):
     """sparrow-decider's model, loaded once, answering in-process."""
 
     name = "sparrow"
     #: in-process (about a millisecond): the policy calls it directly, without a timeout thread
-    local = True
+    capabilities = Capabilities(local=True)
 
     def __init__(self, model: str | None = None) -> None:
         sparrow = _import_sparrow()
@@ -51,13 +50,6 @@ class SparrowDecider:
             raise UsageError(f"sparrow: {exc}") from exc
         self.model = str(self._model.name)
         self.version = str(getattr(sparrow, "__version__", "?"))
-        self._limiter = StateLimiter()
-        self._lock = threading.Lock()
-        self.calls = 0
-
-    @property
-    def last_warnings(self) -> list[str]:
-        return self._limiter.last_warnings
 
     def _tokenizer_limit(self) -> tuple[Any, int] | None:
         """The model's tokenizer and how many state tokens it reads (None if unknown)."""
@@ -69,44 +61,36 @@ class SparrowDecider:
             return tok, int(getattr(self._model, "max_len", 512))
         return None
 
-    def _check_length(self, state: str) -> None:
+    def _limit_state(self, state: str, warnings: list[str]) -> str:
         """Warn when the model will read only part of the state (sparrow cuts it silently)."""
+        state = super()._limit_state(state, warnings)  # a character limit, when one is set
         found = self._tokenizer_limit()
         if found is None:
-            return
+            return state
         tok, limit = found
         try:
             # The static models' WordPiece stops at its max_len argument: one past the limit tells.
             static = getattr(self._model, "static", None) is not None
             ids = tok.encode(state, limit + 1) if static else tok.encode(state)
         except Exception:  # an unknown tokenizer API: say nothing rather than guess
-            return
+            return state
         if len(ids) > limit:
             size = f"more than {limit}" if static else str(len(ids))
-            self._limiter.warn(
-                self.name,
+            warnings.append(
                 f"state is {size} tokens; sparrow model {self.model} reads at most {limit} "
-                "(the model cuts the rest)",
+                "(the model cuts the rest)"
             )
+        return state
 
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        parsed = validate_request(state, questions)
-        self._limiter.reset()
-        self._check_length(state)
-        wire = {name: q.to_wire() for name, q in parsed.items()}
+    def _answer(self, state: str, questions: Mapping[str, Question], hints: DecisionHints) -> Reply:
+        wire = {name: q.to_wire() for name, q in questions.items()}
         try:
             raw = self._model.ask(state, wire)
         except (ValueError, KeyError, TypeError) as exc:  # sparrow refusing a question it cannot read
             error = DeciderError(f"sparrow: {type(exc).__name__}: {exc}")
             error.kind = "bad_request"
             raise error from exc
-        with self._lock:
-            self.calls += 1
-        return answers_from_body(self.name, parsed, {"answers": raw})
-
-    async def aask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        """Sparrow answers in about a millisecond: no thread hop is worth its cost."""
-        return self.ask(state, questions)
+        return Reply(answers_from_body(self.name, questions, {"answers": raw}))
 
     def __repr__(self) -> str:
         return f"SparrowDecider(model={self.model!r})"

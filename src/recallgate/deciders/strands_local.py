@@ -15,7 +15,6 @@ cut by strands-decider itself; this backend counts the tokens first and records 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import threading
@@ -25,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DeciderError, UsageError
-from .http import StateLimiter
-from .questions import Answer, Question, validate_request
+from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .questions import Question
 from .wire import answers_from_body
 
 __all__ = ["StrandsLocalDecider", "find_checkpoint"]
@@ -77,10 +76,13 @@ def _offline() -> Iterator[None]:
                 os.environ[name] = value
 
 
-class StrandsLocalDecider:
+class StrandsLocalDecider(BaseDecider):
     """strands-decider loaded from a local checkpoint; answers in-process."""
 
     name = "strands-local"
+    #: In-process, but a forward pass takes seconds on a CPU: not ``local``, so the policy
+    #: calls it on a worker thread under its deadline, as it does a remote backend.
+    capabilities = Capabilities(local=False)
 
     def __init__(
         self, url: str | None = None, *, checkpoint: str | None = None, device: str | None = None
@@ -112,62 +114,39 @@ class StrandsLocalDecider:
             ) from exc
         self._engine = SystemOneEngine(model, EngineConfig(device=self.device, model_name=self.model))
         self._lock = threading.Lock()  # strands-decider's engine is not safe under concurrent calls
-        self._limiter = StateLimiter()
 
-    @property
-    def last_warnings(self) -> list[str]:
-        return self._limiter.last_warnings
-
-    def _check_length(self, state: str) -> None:
-        if not self.max_length:
-            return
+    def _limit_state(self, state: str, warnings: list[str]) -> str:
+        """Count the state's tokens: strands-decider cuts a state longer than its window itself."""
+        state = super()._limit_state(state, warnings)
         tokenizer = getattr(self._engine, "tok", None)
-        if tokenizer is None:
-            return
+        if not self.max_length or tokenizer is None:
+            return state
         n = len(tokenizer(state, add_special_tokens=True)["input_ids"])
         if n > self.max_length:
-            self._limiter.warn(
-                self.name,
+            warnings.append(
                 f"state is {n} tokens; the checkpoint's window is {self.max_length} "
-                "(strands-decider cuts the state to fit)",
+                "(strands-decider cuts the state to fit)"
             )
-
-    def _prepare(self, state: str, questions: Mapping[str, Any]) -> tuple[dict[str, Question], Any]:
-        parsed = validate_request(state, questions)
-        self._limiter.reset()
-        self._check_length(state)
-        from strands_decider.schema import SystemOneRequest
-
-        wire = {name: q.to_wire() for name, q in parsed.items()}
-        body: dict[str, Any] = {"state": state, "questions": wire}
-        if "model" in set(getattr(SystemOneRequest, "model_fields", {})):
-            body["model"] = self.model
-        try:
-            return parsed, SystemOneRequest.model_validate(body)
-        except ValueError as exc:  # pydantic's ValidationError
-            raise self._refused(exc) from exc
+        return state
 
     def _refused(self, exc: Exception) -> DeciderError:
         error = DeciderError(f"strands-local: {exc}")
         error.kind = "bad_request"
         return error
 
-    def _evaluate(self, parsed: Mapping[str, Question], request: Any) -> dict[str, Answer]:
+    def _answer(self, state: str, questions: Mapping[str, Question], hints: DecisionHints) -> Reply:
+        from strands_decider.schema import SystemOneRequest
+
+        body: dict[str, Any] = {"state": state, "questions": {n: q.to_wire() for n, q in questions.items()}}
+        if "model" in set(getattr(SystemOneRequest, "model_fields", {})):
+            body["model"] = self.model
         try:
+            request = SystemOneRequest.model_validate(body)
             with self._lock:
                 response = self._engine.evaluate(request)
-        except ValueError as exc:  # the engine refusing a request (e.g. more options than slots)
+        except ValueError as exc:  # pydantic's ValidationError, or the engine refusing the request
             raise self._refused(exc) from exc
-        return answers_from_body(self.name, parsed, response.model_dump())
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        parsed, request = self._prepare(state, questions)
-        return self._evaluate(parsed, request)
-
-    async def aask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        """A forward pass takes seconds on a CPU: it runs on a worker thread."""
-        parsed, request = self._prepare(state, questions)
-        return await asyncio.to_thread(self._evaluate, parsed, request)
+        return Reply(answers_from_body(self.name, questions, response.model_dump()))
 
     def __repr__(self) -> str:
         return f"StrandsLocalDecider({str(self.checkpoint)!r}, device={self.device!r})"

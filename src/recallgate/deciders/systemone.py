@@ -13,20 +13,22 @@ Options (``make_decider("systemone", ...)``, CLI flags, or environment variables
   and TypeSafe require one; sparrow-decider ignores it), default ``"default"``;
 - ``timeout`` / ``connect_timeout`` (seconds, default 10 / 2), ``retries`` (2), ``pool_size`` (8);
 - ``max_state_chars`` (default 16000, about strands-decider's 4,096-token window): a longer
-  state is cut to its start, with a warning in ``last_warnings`` and the log.
+  state is cut to its start, with a warning in the call's ``Decision.warnings``;
+- ``transport``: an ``httpx.BaseTransport`` to send through instead of the network.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import threading
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+
 from ..errors import UsageError
-from .http import HttpSettings, JsonPoster, JsonResponse, StateLimiter
-from .questions import Answer, Question, validate_request
+from ..http import HttpSettings, JsonClient, token_count
+from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .questions import Question
 from .wire import answers_from_body, systemone_request
 
 __all__ = ["SystemOneDecider"]
@@ -34,10 +36,11 @@ __all__ = ["SystemOneDecider"]
 DEFAULT_MAX_STATE_CHARS = 16_000
 
 
-class SystemOneDecider:
+class SystemOneDecider(BaseDecider):
     """A decider on a remote systemone server (see module docs for the options)."""
 
     name = "systemone"
+    capabilities = Capabilities(local=False)
     path = "/v1/systemone"
     url_env = "RECALLGATE_SYSTEMONE_URL"
     key_env = "RECALLGATE_SYSTEMONE_KEY"
@@ -59,6 +62,7 @@ class SystemOneDecider:
         retries: int = 2,
         pool_size: int = 8,
         max_state_chars: int | None = DEFAULT_MAX_STATE_CHARS,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         base = url or os.environ.get(self.url_env) or self.default_url
         if not base:
@@ -79,16 +83,8 @@ class SystemOneDecider:
             )
         except ValueError as exc:
             raise UsageError(f"{self.name}: {exc}") from exc
-        self._http = JsonPoster(self.name, settings)
-        self._limiter = StateLimiter()
-        self._usage_lock = threading.Lock()
-        self.calls = 0
-        self.input_tokens = 0
-        self.output_tokens = 0
-        #: Server-reported latency of the last call (``latency_ms`` in the body), if any.
-        self.last_server_latency_ms: float | None = None
+        self._http = JsonClient(self.name, settings, transport=transport)
 
-    # ---- configuration ------------------------------------------------------------------
     def _endpoint(self, base: str) -> str:
         base = base.rstrip("/")
         return base if base.endswith(self.path) else base + self.path
@@ -100,87 +96,27 @@ class SystemOneDecider:
     def settings(self) -> HttpSettings:
         return self._http.settings
 
-    @property
-    def last_warnings(self) -> list[str]:
-        """Warnings of this thread's last call (e.g. a truncated state)."""
-        return self._limiter.last_warnings
+    def _answer(self, state: str, questions: Mapping[str, Question], hints: DecisionHints) -> Reply:
+        """Every question about ``state`` in one POST."""
+        payload = systemone_request(state, questions, model=self.model)
+        body = self._http.post(self.endpoint, payload, self._headers()).body
+        answers = answers_from_body(self.name, questions, body)
+        return Reply(answers, self._reported_usage(body.get("usage")))
 
-    # ---- one call ------------------------------------------------------------------------
-    def _prepare(
-        self, state: str, questions: Mapping[str, Any]
-    ) -> tuple[dict[str, Question], dict[str, Any]]:
-        parsed = validate_request(state, questions)  # before any network call
-        self._limiter.reset()
-        state = self._limiter.limit(self.name, state, self.max_state_chars)
-        return parsed, systemone_request(state, parsed, model=self.model)
+    def _reported_usage(self, reported: Any) -> dict[str, float]:
+        """Tokens as reported by the server (0 when it reports none or nonsense)."""
+        usage = reported if isinstance(reported, Mapping) else {}
+        return {
+            "input_tokens": token_count(usage.get("input_tokens")),
+            "output_tokens": token_count(usage.get("output_tokens")),
+        }
 
-    def _finish(self, parsed: Mapping[str, Question], response: JsonResponse) -> dict[str, Answer]:
-        answers = answers_from_body(self.name, parsed, response.body)
-        self._account(response.body)
-        return answers
-
-    def _account(self, body: Any) -> None:
-        usage = body.get("usage") if isinstance(body, Mapping) else None
-        latency = body.get("latency_ms") if isinstance(body, Mapping) else None
-        with self._usage_lock:
-            self.calls += 1
-            if isinstance(usage, Mapping):
-                self.input_tokens += _int(usage.get("input_tokens"))
-                self.output_tokens += _int(usage.get("output_tokens"))
-            self.last_server_latency_ms = _milliseconds(latency)
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        """Answer every question about ``state`` in one POST."""
-        parsed, payload = self._prepare(state, questions)
-        response = self._http.post(self.endpoint, payload, self._headers())
-        return self._finish(parsed, response)
-
-    async def aask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Answer]:
-        """The async twin of :meth:`ask` (httpx.AsyncClient)."""
-        parsed, payload = self._prepare(state, questions)
-        response = await self._http.apost(self.endpoint, payload, self._headers())
-        return self._finish(parsed, response)
-
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> dict[str, float]:
         """Calls and tokens so far (as reported by the server)."""
-        with self._usage_lock:
-            return {
-                "calls": self.calls,
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-            }
+        return {"calls": 0, "input_tokens": 0, "output_tokens": 0, **super().usage()}
 
     def close(self) -> None:
         self._http.close()
 
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    def __enter__(self) -> SystemOneDecider:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.endpoint!r}, model={self.model!r})"
-
-
-def _int(value: Any) -> int:
-    """A token count from a usage field: 0 unless it is a finite number (not a bool, NaN or inf)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    if isinstance(value, int):
-        return value
-    return int(value) if math.isfinite(value) else 0
-
-
-def _milliseconds(value: Any) -> float | None:
-    """A server-reported latency: None unless it is a finite number a float can hold."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        ms = float(value)
-    except OverflowError:  # an int past the float range
-        return None
-    return ms if math.isfinite(ms) else None

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import DeciderBadResponse
-from .http import backend_error, error_from_body
+from ..http import backend_error, error_from_body
 from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer, parse_answers
 
 __all__ = ["answers_from_body", "answers_to_wire", "normalise_answers", "systemone_request"]

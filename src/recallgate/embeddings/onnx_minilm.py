@@ -15,9 +15,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -53,11 +53,16 @@ def _bert_tokenizer(max_length: int) -> Any:
     return tokenizer
 
 
+Pooling = Literal["mean", "cls"]
+
+
 class OnnxSentenceEmbedder:
-    """Mean-pooled, L2-normalised sentence vectors from a BERT-style ONNX encoder.
+    """Pooled (mean or CLS), L2-normalised sentence vectors from a BERT-style ONNX encoder.
 
     The model and tokenizer load lazily on first use, once, under a lock; ``embed`` is
-    thread-safe (onnxruntime sessions are).
+    thread-safe (onnxruntime sessions are). ``tokenizer`` builds the ``tokenizers`` tokenizer
+    (padding and truncation set); the default is BERT's uncased WordPiece shipped here. A
+    model whose output is already one vector per text (rank 2) is used as it is.
     """
 
     def __init__(
@@ -68,12 +73,16 @@ class OnnxSentenceEmbedder:
         dimension: int = 384,
         max_length: int = 256,
         threads: int | None = None,
+        pooling: Pooling = "mean",
+        tokenizer: Callable[[int], Any] | None = None,
     ) -> None:
         self.name = name
         self.dimension = dimension
         self.model_path = model_path
         self.max_length = max_length
         self.threads = threads
+        self.pooling: Pooling = pooling
+        self._make_tokenizer = tokenizer or _bert_tokenizer
         self.calls = 0
         self._lock = threading.Lock()
         self._session: Any = None
@@ -103,7 +112,7 @@ class OnnxSentenceEmbedder:
             outputs = [o.name for o in session.get_outputs()]
             hidden = [o.name for o in session.get_outputs() if len(o.shape) == 3]
             self._output = hidden[0] if hidden else outputs[0]
-            self._tokenizer = _bert_tokenizer(self.max_length)
+            self._tokenizer = self._make_tokenizer(self.max_length)
             self._session = session
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -129,8 +138,13 @@ class OnnxSentenceEmbedder:
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden = self._session.run([self._output], feeds)[0]
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        if hidden.ndim == 2:  # the graph pools itself (a "sentence_embedding" output)
+            pooled = hidden.astype(np.float32)
+        elif self.pooling == "cls":
+            pooled = hidden[:, 0, :].astype(np.float32)
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 

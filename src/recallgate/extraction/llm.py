@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from ..http import ErrorTypes, HttpSettings, JsonClient
 from ..records import Event
 from .base import PREFERENCE, SEMANTIC, ExtractedMemory, ExtractionError
 
@@ -44,8 +45,18 @@ def prompt(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+#: Every failure of the chat endpoint is an extraction error (with ``backend_kind`` and ``status``).
+_EXTRACTION_ERRORS = ErrorTypes(ExtractionError, ExtractionError, ExtractionError)
+
+
 class OpenAIChat:
-    """An OpenAI-compatible ``/chat/completions`` endpoint (OpenAI, vLLM, Ollama, LM Studio, ...)."""
+    """An OpenAI-compatible ``/chat/completions`` endpoint (OpenAI, vLLM, Ollama, LM Studio, ...).
+
+    It talks through recallgate's one HTTP client (:class:`~recallgate.http.JsonClient`):
+    ``timeout`` bounds the whole call, a connection that never opened is retried, and a
+    request the server may have answered (and billed) is never sent twice. ``transport``
+    replaces the network (``httpx.MockTransport`` in tests).
+    """
 
     def __init__(
         self,
@@ -64,8 +75,10 @@ class OpenAIChat:
         )
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
         self.temperature = temperature
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        settings = HttpSettings(
+            total_timeout=float(timeout), connect_timeout=min(5.0, float(timeout)), retry_disconnects=False
+        )
+        self._http = JsonClient(self.name, settings, transport=transport, errors=_EXTRACTION_ERRORS)
 
     def complete(self, system: str, user: str) -> str:
         body = {
@@ -74,23 +87,20 @@ class OpenAIChat:
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
         }
         url = f"{self.base_url}/chat/completions"
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        answer = self._http.post(url, body, headers).body
         try:
-            response = self._client.post(url, json=body)
-        except httpx.HTTPError as exc:
-            raise ExtractionError(f"{self.name}: cannot reach {url}: {exc}") from exc
-        if response.status_code >= 400:
+            content = answer["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
             raise ExtractionError(
-                f"{self.name}: {url} answered HTTP {response.status_code}: {response.text[:300]}"
-            )
-        try:
-            content = response.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ExtractionError(
-                f"{self.name}: unexpected response shape from {url}: {response.text[:300]}"
+                f"{self.name}: unexpected response shape from {url}: {json.dumps(answer)[:300]}"
             ) from exc
         if not isinstance(content, str):
             raise ExtractionError(f"{self.name}: the reply has no text content")
         return content
+
+    def close(self) -> None:
+        self._http.close()
 
 
 class BedrockChat:

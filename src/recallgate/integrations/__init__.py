@@ -1,11 +1,19 @@
 """Integrations with agent frameworks (each needs its optional extra).
 
-* :mod:`recallgate.integrations.strands` -- ``RecallHook`` and ``RecallSessionManager`` for
-  Strands Agents over any recallgate store (``pip install 'recallgate[strands]'``);
+* :mod:`recallgate.integrations.strands` -- ``GatedMemoryStore`` (and ``gated_stores``,
+  ``gated_injection``) in front of any store of Strands' ``MemoryManager``; ``RecallHook`` and
+  ``RecallSessionManager`` for Strands Agents over any recallgate store
+  (``pip install 'recallgate[strands]'``);
 * :mod:`recallgate.integrations.agentcore` -- ``GatedAgentCoreMemorySessionManager``, a
-  drop-in for AgentCore Memory's Strands session manager (``pip install 'recallgate[agentcore]'``).
+  drop-in for AgentCore Memory's Strands session manager (``pip install 'recallgate[agentcore]'``);
+* :mod:`recallgate.integrations.langgraph` -- ``GatedStore`` (a gate in front of any LangGraph
+  ``BaseStore``) and ``RecallgateStore`` (recallgate's stores as one)
+  (``pip install 'recallgate[langgraph]'``);
+* :mod:`recallgate.integrations.adk` -- ``GatedMemoryService`` (a gate in front of any Google ADK
+  ``BaseMemoryService``) and ``RecallgateMemoryService`` (recallgate's stores as one)
+  (``pip install 'recallgate[adk]'``).
 
-Names are imported on first use, so ``import recallgate.integrations`` works without either extra.
+Names are imported on first use, so ``import recallgate.integrations`` works without any extra.
 """
 
 from __future__ import annotations
@@ -15,12 +23,34 @@ from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["GatedAgentCoreMemorySessionManager", "RecallHook", "RecallSessionManager"]
+__all__ = [
+    "GatedAgentCoreMemorySessionManager",
+    "GatedMemoryService",
+    "GatedMemoryStore",
+    "GatedStore",
+    "MemoryGate",
+    "RecallHook",
+    "RecallSessionManager",
+    "RecallgateMemoryService",
+    "RecallgateMemoryStore",
+    "RecallgateStore",
+    "gated_injection",
+    "gated_stores",
+]
 
 _WHERE = {
+    "GatedMemoryStore": ("strands", "strands"),
+    "MemoryGate": ("strands", "strands"),
+    "RecallgateMemoryStore": ("strands", "strands"),
+    "gated_injection": ("strands", "strands"),
+    "gated_stores": ("strands", "strands"),
     "RecallHook": ("strands", "strands"),
     "RecallSessionManager": ("strands", "strands"),
     "GatedAgentCoreMemorySessionManager": ("agentcore", "agentcore"),
+    "GatedStore": ("langgraph", "langgraph"),
+    "RecallgateStore": ("langgraph", "langgraph"),
+    "GatedMemoryService": ("adk", "adk"),
+    "RecallgateMemoryService": ("adk", "adk"),
 }
 
 

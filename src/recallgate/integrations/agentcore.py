@@ -47,10 +47,11 @@ from strands.hooks import MessageAddedEvent
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import InvalidIdError, UsageError
-from ..policy import Recall, RecallPolicy, RecallStats
+from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats, message_text
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
-from ..records import Event, MemoryRecord, SearchHit, validate_id
-from ..stores.agentcore import AgentCoreError
+from ..policy.stages import KeepRule
+from ..records import MemoryRecord, SearchHit, validate_id
+from ..stores.agentcore import AgentCoreError, validate_memory_id
 from ..stores.base import Query, SearchMode
 
 __all__ = ["GatedAgentCoreMemorySessionManager"]
@@ -58,7 +59,13 @@ __all__ = ["GatedAgentCoreMemorySessionManager"]
 logger = logging.getLogger(__name__)
 
 _DEFAULT = object()
-_THRESHOLD_KEYS = {"gate": "gate_threshold", "judge": "judge_threshold", "judge_relative": "relative_delta"}
+#: the thresholds this manager accepts, and the RecallPolicy option each one sets
+_THRESHOLD_KEYS = {
+    "gate": "gate_threshold",
+    "judge": "judge_threshold",
+    "judge_relative": "relative_delta",
+    "gate_named": "gate_named_threshold",
+}
 _RETRIEVE_EVENT = "after-call.bedrock-agentcore.RetrieveMemoryRecords"
 _PARAMS_EVENT = "provide-client-params.bedrock-agentcore.RetrieveMemoryRecords"
 
@@ -90,7 +97,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
         decider: Decider | Any | None = _DEFAULT,
         thresholds: Mapping[str, float] | None = None,
         stats: RecallStats | None = None,
-        keep: str = "both",
+        keep: KeepRule = "both",
         max_records: int | None = None,
         namespace_descriptions: Mapping[str, str] | None = None,
         embedder: Embedder | None = None,
@@ -98,9 +105,13 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
     ) -> None:
         unknown = set(thresholds or {}) - set(_THRESHOLD_KEYS)
         if unknown:
-            raise UsageError(f"unknown threshold(s) {sorted(unknown)}; use gate, judge, judge_relative")
+            raise UsageError(f"unknown threshold(s) {sorted(unknown)}; use {', '.join(_THRESHOLD_KEYS)}")
+        # A placeholder or mistyped id is one clear line here, not a botocore traceback later.
+        validate_memory_id(
+            getattr(agentcore_memory_config, "memory_id", None), "AgentCoreMemoryConfig.memory_id"
+        )
         super().__init__(agentcore_memory_config, region_name, boto_session, boto_client_config, **kwargs)
-        self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
+        self.decider: Decider | Any | None = default_decider() if decider is _DEFAULT else decider
         self.thresholds = dict(thresholds or {})
         self.stats = stats if stats is not None else RecallStats()
         if self.decider is None:
@@ -171,9 +182,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
             return None  # upstream's condition: tool results and non-text first blocks are not queries
         if not self.config.retrieval_config:
             return None
-        query = "\n".join(
-            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
+        query = message_text(content)
         try:
             policy = self._current_policy()
             if policy is None:
@@ -289,16 +298,19 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
                 descriptions if sum(1 for d in descriptions.values() if d) >= 2 else list(configs)
             )
             self._policy = RecallPolicy(
-                store,  # type: ignore[arg-type]
+                store,
                 decider=self.decider,
                 namespaces=namespaces,
-                top_k=max(c.top_k for c in configs.values()),
-                keep=self.keep,  # type: ignore[arg-type]
-                max_records=self.max_records,
                 stats=self.stats,
-                gate_threshold=self.thresholds.get("gate"),
-                judge_threshold=self.thresholds.get("judge"),
-                relative_delta=self.thresholds.get("judge_relative"),
+                options=RecallOptions.of(
+                    None,
+                    {
+                        "top_k": max(c.top_k for c in configs.values()),
+                        "keep": self.keep,
+                        "max_records": self.max_records,
+                        **{_THRESHOLD_KEYS[role]: value for role, value in self.thresholds.items()},
+                    },
+                ),
             )
             self._policy_key = key
         return self._policy
@@ -329,11 +341,10 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
 
 
 class _RetrievalView:
-    """The manager's long-term memory through the store protocol, for its policy's searches.
+    """The manager's long-term memory as a :class:`~recallgate.stores.Searcher`, for its policy.
 
-    Only ``search`` is used: it makes upstream's retrieval call with the namespace's
-    ``top_k`` and applies its ``relevance_score`` floor, so the judge only sees records that
-    upstream would have injected.
+    ``search`` makes upstream's retrieval call with the namespace's ``top_k`` and applies its
+    ``relevance_score`` floor, so the judge only sees records that upstream would have injected.
     """
 
     local = False
@@ -343,7 +354,6 @@ class _RetrievalView:
     ) -> None:
         self.manager = manager
         self.configs = configs
-        self.url = f"agentcore://{manager.config.memory_id}"
 
     @property
     def embedder(self) -> Embedder:
@@ -384,33 +394,3 @@ class _RetrievalView:
                 record.id = str(memory["memoryRecordId"])
             hits.append(SearchHit(record, float(score)))
         return hits
-
-    # The policy never calls these on a retrieval view; they exist to satisfy the protocol.
-    def create_event(self, event: Event) -> Event:
-        raise NotImplementedError("the session manager persists events itself")
-
-    def list_events(self, actor_id: str, session_id: str | None = None) -> list[Event]:
-        raise NotImplementedError("use AgentCoreStore for events")
-
-    def add_records(self, records: Any) -> list[MemoryRecord]:
-        raise NotImplementedError("use AgentCoreStore to write records")
-
-    def list_records(
-        self, namespace: str | None = None, *, actor_id: str | None = None
-    ) -> list[MemoryRecord]:
-        raise NotImplementedError("use AgentCoreStore to list records")
-
-    def get_records(self, ids: Any) -> dict[str, MemoryRecord]:
-        raise NotImplementedError("use AgentCoreStore to read records")
-
-    def delete_records(self, ids: Any) -> int:
-        raise NotImplementedError("use AgentCoreStore to delete records")
-
-    def count_records(self) -> int:
-        raise NotImplementedError("use AgentCoreStore to count records")
-
-    def namespaces(self, actor_id: str | None = None) -> list[str]:
-        return list(self.configs)
-
-    def close(self) -> None:
-        """Nothing to release."""

@@ -38,11 +38,13 @@ from strands.types.session import decode_bytes_values, encode_bytes_values
 from ..extraction import Extractor, RuleExtractor, Strategy, extract_and_store
 from ..extraction.base import DEFAULT_STRATEGIES
 from ..extraction.pipeline import ExtractionResult
-from ..policy import Recall, RecallPolicy
+from ..policy import Recall, RecallPolicy, message_text
 from ..records import Event, validate_id
 from ..stores.base import MemoryStore
+from .strands_memory import GatedMemoryStore, MemoryGate, RecallgateMemoryStore, gated_injection, gated_stores
 
 __all__ = ["RecallHook", "RecallSessionManager", "user_text"]
+__all__ += ["GatedMemoryStore", "MemoryGate", "RecallgateMemoryStore", "gated_injection", "gated_stores"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,14 +54,9 @@ def user_text(message: Mapping[str, Any]) -> str:
 
     Tool results, tool uses, images and documents are not text the user typed and are
     skipped, so a tool-result turn (role ``user``) has no text and triggers no recall.
+    (The same as :func:`recallgate.policy.message_text`.)
     """
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, Sequence):
-        return ""
-    parts = [b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
-    return "\n".join(p for p in parts if p.strip())
+    return message_text(message)
 
 
 @dataclass

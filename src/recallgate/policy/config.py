@@ -25,8 +25,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
-import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,6 +32,7 @@ from typing import Any, TypeAlias
 
 from ..deciders import default_threshold
 from ..errors import UsageError
+from ..text import json_failure
 
 __all__ = [
     "CONFIG_ENV",
@@ -79,11 +78,16 @@ class FittedThreshold:
 
 @dataclass(frozen=True)
 class ResolvedThreshold:
-    """The threshold a policy uses for one role, and where it came from."""
+    """The threshold a policy uses for one role, and where it came from.
+
+    ``source`` is ``"argument"``, ``"config PATH"`` or ``"default"``; ``detail`` adds the fit's
+    size and date, or says that a default was never measured.
+    """
 
     value: float
     source: str
     measured: bool
+    detail: str = ""
 
 
 @dataclass
@@ -155,42 +159,6 @@ class ThresholdConfig:
         return config
 
 
-#: JSON tokens, enough to follow nesting and find numbers (strings are skipped whole).
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|-?\d++(?:\.\d++)?(?:[eE][+-]?\d++)?|[\[\]{}]')
-
-
-def json_failure(text: str, exc: ValueError | RecursionError) -> tuple[int | None, str]:
-    """(1-based line, problem) for ``json.loads(text)`` failing with ``exc``.
-
-    ``json.loads`` raises ``JSONDecodeError`` (a ``ValueError`` with a position) for bad
-    syntax, a plain ``ValueError`` for an integer longer than ``sys.get_int_max_str_digits()``
-    and ``RecursionError`` for deep nesting; the last two carry no position, so the line is
-    found by a scan: of the first over-long integer, or of the deepest nesting. The line is
-    None when the scan does not find the culprit.
-    """
-    if isinstance(exc, json.JSONDecodeError):
-        return exc.lineno, f"{exc.msg} at column {exc.colno}"
-    deep = isinstance(exc, RecursionError)
-    limit = sys.get_int_max_str_digits()
-    depth = deepest = 0
-    culprit: int | None = None
-    for token in _JSON_TOKEN.finditer(text):
-        first = token.group()[0]
-        if first in "[{":
-            depth += 1
-            if deep and depth > deepest:
-                deepest, culprit = depth, token.start()
-        elif first in "]}":
-            depth -= 1
-        elif not deep and first != '"':
-            digits = token.group().lstrip("-")
-            if digits.isdigit() and len(digits) > limit:  # an int; a float has no digit limit
-                culprit = token.start()
-                break
-    line = text.count("\n", 0, culprit) + 1 if culprit is not None else None
-    return line, "nested too deeply" if deep else str(exc).split(";")[0]
-
-
 def read_config(path: ConfigPath) -> ThresholdConfig:
     """Read a threshold config; a missing or malformed file is a :class:`UsageError` naming it."""
     where = str(path)
@@ -240,13 +208,17 @@ def config_from_env() -> ThresholdConfig | None:
         raise UsageError(f"{CONFIG_ENV}: {exc}") from None
 
 
-def resolve_threshold(backend: str, role: str, config: ThresholdConfig | None) -> ResolvedThreshold:
-    """The config's fit for ``backend`` and ``role`` when there is one, else the backend default."""
+def resolve_threshold(
+    backend: str, role: str, config: ThresholdConfig | None, given: float | None = None
+) -> ResolvedThreshold:
+    """The one order: an explicit ``given`` value, then ``config``'s fit for ``backend`` and
+    ``role``, then the backend's default (``measured=False`` when it was never measured)."""
+    if given is not None:
+        return ResolvedThreshold(float(given), "argument", True, "argument")
     fitted = config.get(backend, role) if config is not None else None
     if fitted is not None:
-        where = config.path if config is not None and config.path else "config"
-        return ResolvedThreshold(fitted.value, f"config {where} (n={fitted.n}, {fitted.date})", True)
+        where = f"config {config.path if config is not None and config.path else ''}".rstrip()
+        return ResolvedThreshold(fitted.value, where, True, f"{where} (n={fitted.n}, {fitted.date})")
     default = default_threshold(backend, role)
-    return ResolvedThreshold(
-        default.value, "default" if default.measured else "default (unmeasured)", default.measured
-    )
+    detail = "default" if default.measured else "default (unmeasured)"
+    return ResolvedThreshold(default.value, "default", default.measured, detail)

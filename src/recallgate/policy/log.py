@@ -26,10 +26,12 @@ from ..errors import UsageError
 from ..stores.base import where_equal
 from .trace import Trace
 
-__all__ = ["LOG_ENV", "DecisionLog", "LoggedTurn"]
+__all__ = ["LOG_ENV", "LOG_SCHEMA_VERSION", "DecisionLog", "LoggedTurn"]
 
 #: names a decision log file used by every policy built without ``log=``
 LOG_ENV = "RECALLGATE_LOG"
+#: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
+LOG_SCHEMA_VERSION = 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -91,7 +93,16 @@ class DecisionLog:
             self._conn.execute("PRAGMA busy_timeout = 5000")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
+            found = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            if found > LOG_SCHEMA_VERSION:
+                self._conn.close()
+                raise UsageError(
+                    f"decision log {str(self.path)!r} has schema version {found}; this recallgate "
+                    f"reads version {LOG_SCHEMA_VERSION}: upgrade recallgate to read it"
+                )
             self._conn.executescript(_SCHEMA)
+            # Logs written before the version was recorded have the version-1 layout.
+            self._conn.execute(f"PRAGMA user_version = {LOG_SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"cannot use {str(self.path)!r} as a decision log: {exc}") from exc
         self._lock = threading.Lock()

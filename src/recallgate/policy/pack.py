@@ -20,19 +20,27 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\
 def escape_memory_text(text: str, max_chars: int) -> str:
     """Make untrusted memory text safe to put inside the context block.
 
-    ``&``, ``<`` and ``>`` become entities, so no record can open or close a tag; control
-    and bidi-override characters are dropped; newlines collapse to spaces (one record per
-    line); markdown fences are defused; the result is cut to ``max_chars`` with an ellipsis.
+    Look-alikes are folded first (Unicode compatibility normalisation): a fullwidth
+    ``＜/user_context＞`` or a small-form ``﹤`` reads as a tag to a model, so it becomes ASCII
+    and is escaped like one. ``&``, ``<`` and ``>`` become entities, so no record can open or
+    close a tag; control and bidi-override characters are dropped; newlines collapse to spaces
+    (one record per line); markdown fences are defused; the result is cut to ``max_chars``
+    with an ellipsis.
     """
     # Escaping only lengthens text, so nothing past max_chars of the raw text can fit: cut
     # there first (cheap on a 1 MB record), escape, then cut the escaped text to the budget.
     truncated = len(text) > max_chars * 8
     text = text[: max_chars * 8]
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cs")  # lone surrogates
+    # Decompose fully (NFKD) so every bracket hiding in a compatibility form, or in a composed
+    # character ("≮" is "<" + U+0338), is a plain "<" when escaping runs; composing again
+    # afterwards (NFC) gives the NFKC form of the text, escaped.
+    text = unicodedata.normalize("NFKD", text)
     text = _CONTROL.sub("", text)
     text = " ".join(text.split())
     text = text.replace("```", "'''")
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = unicodedata.normalize("NFC", escaped)
     if len(escaped) <= max_chars and not truncated:
         return escaped
     head = escaped[: max(max_chars - 1, 0)]

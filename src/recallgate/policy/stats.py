@@ -18,6 +18,7 @@ _COUNTERS = (
     "records_returned",
     "records_injected",
     "records_dropped",
+    "records_skipped",
     "context_chars",
     "context_tokens",
     "decider_calls",
@@ -41,6 +42,8 @@ class RecallStats:
     records_returned: int = 0
     records_injected: int = 0
     records_dropped: int = 0
+    #: returned entries that could not be judged (empty or not text) and were left out
+    records_skipped: int = 0
     context_chars: int = 0
     context_tokens: int = 0
     decider_calls: int = 0
@@ -51,6 +54,8 @@ class RecallStats:
     embed_errors: int = 0
     #: turns the decision log could not record (the turns themselves were unaffected)
     log_errors: int = 0
+    #: turns whose spans the OpenTelemetry SDK could not take (the turns were unaffected)
+    telemetry_errors: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
     #: errors by kind, e.g. {"decider:timeout": 2, "store:unavailable": 1}
@@ -60,28 +65,55 @@ class RecallStats:
     #: thresholds in use that were never measured for this decider
     unmeasured_thresholds: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    #: where the counts are also sent (OpenTelemetry instruments); see :meth:`attach`
+    _sinks: list[Any] = field(default_factory=list, repr=False, compare=False)
+
+    def attach(self, sink: Any) -> None:
+        """Also send every count to ``sink`` (``add(amounts)`` / ``error(where, kind)``), once."""
+        with self._lock:
+            if all(s is not sink for s in self._sinks):
+                self._sinks.append(sink)
 
     def add(self, **amounts: float) -> None:
         with self._lock:
             for name, amount in amounts.items():
                 setattr(self, name, getattr(self, name) + amount)
+        self._send("add", amounts)
 
     def error(self, where: str, kind: str) -> None:
-        """Count one error of ``kind`` at ``where`` ("decider", "store", "embedder", "log")."""
+        """Count one error of ``kind`` at ``where`` ("decider", "store", "embedder", "log", "telemetry")."""
         counter = {
             "decider": "decider_errors",
             "store": "store_errors",
             "embedder": "embed_errors",
             "log": "log_errors",
+            "telemetry": "telemetry_errors",
         }[where]
         with self._lock:
             setattr(self, counter, getattr(self, counter) + 1)
             key = f"{where}:{kind}"
             self.errors_by_kind[key] = self.errors_by_kind.get(key, 0) + 1
+        self._send("error", where, kind)
+
+    def _send(self, method: str, *args: Any) -> None:
+        for sink in self._sinks:
+            try:
+                getattr(sink, method)(*args)
+            except Exception:  # a broken metrics SDK must not break a turn: counted, not raised
+                with self._lock:
+                    self.telemetry_errors += 1
+                    key = "telemetry:sink"
+                    self.errors_by_kind[key] = self.errors_by_kind.get(key, 0) + 1
 
     @property
     def errors(self) -> int:
-        return self.decider_errors + self.store_errors + self.embed_errors + self.log_errors
+        return (
+            self.decider_errors
+            + self.store_errors
+            + self.embed_errors
+            + self.log_errors
+            + self.telemetry_errors
+        )
 
     def as_dict(self) -> dict[str, Any]:
         with self._lock:
@@ -114,6 +146,8 @@ class RecallStats:
                 consequences.append("turns whose search or embedding failed injected nothing")
             if self.log_errors:
                 consequences.append("turns the decision log could not write are missing from it")
+            if self.telemetry_errors:
+                consequences.append("turns the OpenTelemetry exporter refused are missing from the traces")
             lines.append(f"ERRORS: {self.errors} ({kinds}). " + "; ".join(consequences) + ".")
         if self.decider is None:
             lines.append(
@@ -133,7 +167,9 @@ class RecallStats:
         )
         lines.append(
             f"records returned {self.records_returned}, injected {self.records_injected}, "
-            f"dropped {self.records_dropped}; "
+            f"dropped {self.records_dropped}"
+            + (f", skipped (not text) {self.records_skipped}" if self.records_skipped else "")
+            + "; "
             f"context {self.context_chars} chars / {self.context_tokens} tokens"
         )
         lines.append(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Candidate", "Trace"]
+__all__ = ["Candidate", "StageSpan", "Trace"]
 
 
 @dataclass
@@ -19,6 +19,20 @@ class Candidate:
     judge_p: float | None = None
     kept: bool = False
     reason: str = ""
+
+
+@dataclass
+class StageSpan:
+    """A stage that did work this turn, with when it ran (epoch ns) and what it may safely say.
+
+    ``attributes`` never hold message or memory text or an actor id (they become OpenTelemetry
+    span attributes as they are).
+    """
+
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -41,6 +55,14 @@ class Trace:
     notes: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     cache_hit: bool = False
+    #: tokens of the context block this turn injected
+    context_tokens: int = 0
+    #: error kinds this turn, e.g. "store:ThrottlingException" (the messages are in ``errors``)
+    error_kinds: list[str] = field(default_factory=list)
+    #: the namespace templates searched (the route's choice; templates never hold an actor id)
+    searched_templates: list[str] = field(default_factory=list)
+    #: the stages that did work, for tracing (see :mod:`recallgate.policy.telemetry`)
+    stages: list[StageSpan] = field(default_factory=list)
 
     @property
     def kept(self) -> list[Candidate]:

@@ -3,6 +3,11 @@
 Backends register a URL scheme (:func:`register_store`); :func:`open_store` picks one by
 the URL: ``sqlite:///path`` (embedded default), ``postgresql://...`` (extra ``[postgres]``),
 ``agentcore://MEMORY_ID?region=...`` (extra ``[agentcore]``).
+
+Every URL may name the store's embedder: ``sqlite:///m.db?embedder=multilingual`` embeds
+records and queries with the multilingual model. A store records the embedder its vectors
+were made with and refuses to open with another (the error names both); an SQLite store
+opened without one uses the one it recorded.
 """
 
 from __future__ import annotations
@@ -12,13 +17,17 @@ from typing import Any
 
 from ..embeddings import Embedder
 from ..errors import UsageError
-from .base import MemoryStore, Query, embed_missing, top_k_indices
+from .base import AsyncSearcher, MemoryStore, MentionIndex, Query, Searcher, embed_missing, top_k_indices
 from .sqlite import SQLiteStore
+from .urls import choose_embedder, split_embedder_option
 
 __all__ = [
+    "AsyncSearcher",
     "MemoryStore",
+    "MentionIndex",
     "Query",
     "SQLiteStore",
+    "Searcher",
     "embed_missing",
     "open_store",
     "register_store",
@@ -38,6 +47,8 @@ def open_store(url: str, *, embedder: Embedder | None = None, **options: Any) ->
     """Open the store a URL names.
 
     >>> store = open_store("sqlite://:memory:")
+
+    ``?embedder=NAME`` in the URL (or ``embedder=``) picks the embedder (see the module docs).
     """
     if not isinstance(url, str) or "://" not in url:
         raise UsageError(f"not a store URL: {url!r} (expected e.g. sqlite:///memory.db)")
@@ -47,7 +58,9 @@ def open_store(url: str, *, embedder: Embedder | None = None, **options: Any) ->
         raise UsageError(
             f"unknown store URL scheme {scheme!r} in {url!r}; known: {', '.join(sorted(_SCHEMES))}"
         )
-    return _SCHEMES[scheme](url, embedder=embedder, **options)
+    stripped, named = split_embedder_option(url)
+    embedder = choose_embedder(url, embedder, named)
+    return _SCHEMES[scheme](stripped, embedder=embedder, **options)
 
 
 def _open_postgres(url: str, **options: Any) -> MemoryStore:

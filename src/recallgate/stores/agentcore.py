@@ -30,9 +30,15 @@ from ..errors import StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit
 from .base import Query, SearchMode, ThreadedAsyncMethods
 
-__all__ = ["AgentCoreError", "AgentCoreStore", "parse_agentcore_url"]
+__all__ = ["AgentCoreError", "AgentCoreStore", "parse_agentcore_url", "validate_memory_id"]
 
-_MEMORY_ID = re.compile(r"^[a-zA-Z][a-zA-Z0-9-_]{0,99}-[a-zA-Z0-9]{10}$")
+# The data plane's MemoryId shape (botocore's service model for bedrock-agentcore, 2024-02-28):
+# an id, or the memory's ARN. Checked here because botocore checks only the length and the
+# service answers a malformed id with a ValidationException after a round trip.
+_MEMORY_ID = re.compile(
+    r"(arn:(aws|aws-cn|aws-us-gov):bedrock-agentcore:[a-z0-9-]+:[0-9]{12}:memory/)?"
+    r"[a-zA-Z][a-zA-Z0-9-_]{0,99}-[a-zA-Z0-9]{10}"
+)
 _ROLES = {"user": "USER", "assistant": "ASSISTANT", "tool": "TOOL"}
 _BATCH = 100  # the data plane's batch limit for record create/delete
 
@@ -46,17 +52,24 @@ class AgentCoreError(StoreError):
         self.operation = operation
 
 
+def validate_memory_id(memory_id: object, where: str = "memory_id") -> str:
+    """``memory_id`` when it has the shape of an AgentCore memory id (or ARN); else one
+    :class:`UsageError` line naming it, before any AWS call is made."""
+    if not isinstance(memory_id, str) or not _MEMORY_ID.fullmatch(memory_id):
+        raise UsageError(
+            f"{where} {memory_id!r} is not an AgentCore memory id (like my_memory-a1B2c3D4e5, "
+            "the name, a dash and 10 letters or digits; `aws bedrock-agentcore-control list-memories` "
+            "lists yours)"
+        )
+    return memory_id
+
+
 def parse_agentcore_url(url: str) -> tuple[str, dict[str, str]]:
     """``agentcore://MEMORY_ID?region=us-west-2`` -> ``("MEMORY_ID", {"region": "us-west-2"})``."""
     parts = urlsplit(url)
     if parts.scheme.lower() != "agentcore":
         raise UsageError(f"not an agentcore URL: {url!r} (expected agentcore://MEMORY_ID?region=REGION)")
-    memory_id = (parts.netloc + parts.path).strip("/")
-    if not _MEMORY_ID.match(memory_id):
-        raise UsageError(
-            f"agentcore URL {url!r}: {memory_id!r} is not an AgentCore memory id "
-            "(like my_memory-a1b2c3d4e5; see `aws bedrock-agentcore-control list-memories`)"
-        )
+    memory_id = validate_memory_id((parts.netloc + parts.path).strip("/"), f"agentcore URL {url!r}:")
     options: dict[str, str] = {}
     for key, values in parse_qs(parts.query, keep_blank_values=True).items():
         if key not in ("region", "profile", "endpoint_url"):

@@ -16,9 +16,12 @@ __all__ = [
     "BM25_WEIGHT",
     "LEXICAL_WEIGHT",
     "RRF_K",
+    "AsyncSearcher",
     "MemoryStore",
+    "MentionIndex",
     "Query",
     "SearchMode",
+    "Searcher",
     "ThreadedAsyncMethods",
     "embed_missing",
     "keyword_terms",
@@ -77,22 +80,25 @@ def rrf_fuse(
 
 
 @runtime_checkable
-class MemoryStore(Protocol):
-    """Events, records, namespaces and search.
+class Searcher(Protocol):
+    """The read-only seam the policy needs from a memory: search, an embedder, and whether it is local.
 
-    ``local`` is True when a search costs microseconds in-process (the policy then searches
-    namespaces one after another instead of through a thread pool).
+    Any memory becomes one by implementing this (a Strands MemoryStore, a LangGraph BaseStore, an
+    ADK memory service, AgentCore retrieval) -- never by stubbing the wider :class:`MemoryStore`.
+
+    * ``embedder`` embeds the query once per turn (shared by the gate, the search and the judge)
+      and the judged records that come back without a vector;
+    * ``local`` is True when a search costs microseconds in-process: the policy then calls it
+      directly; a remote searcher is called under a deadline and a circuit breaker;
+    * ``search`` returns the top ``top_k`` records of ``namespace``, best first; it may raise
+      anything on failure (the policy counts it by kind and the turn injects nothing).
     """
 
-    url: str
-    embedder: Embedder
-    local: bool
+    @property
+    def embedder(self) -> Embedder: ...
 
-    def create_event(self, event: Event) -> Event: ...
-
-    def list_events(self, actor_id: str, session_id: str | None = None) -> list[Event]: ...
-
-    def add_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]: ...
+    @property
+    def local(self) -> bool: ...
 
     def search(
         self,
@@ -111,6 +117,45 @@ class MemoryStore(Protocol):
         Scores are always the dense relevance ``(1 + cosine) / 2``.
         """
         ...
+
+
+@runtime_checkable
+class AsyncSearcher(Searcher, Protocol):
+    """A searcher whose memory is natively async: ``await policy.arecall(...)`` awaits ``asearch``
+    instead of sending ``search`` to a worker thread."""
+
+    async def asearch(
+        self,
+        namespace: str,
+        query: Query,
+        top_k: int = 10,
+        *,
+        actor_id: str | None = None,
+        text: str | None = None,
+        mode: SearchMode = "dense",
+    ) -> list[SearchHit]: ...
+
+
+@runtime_checkable
+class MentionIndex(Protocol):
+    """A memory that can say which of some names it mentions (the store-aware gate)."""
+
+    def mentions(self, namespace: str, terms: Sequence[str], *, actor_id: str | None = None) -> set[str]:
+        """The ``terms`` (lower-cased words) that occur in this actor's records of ``namespace``."""
+        ...
+
+
+@runtime_checkable
+class MemoryStore(Searcher, Protocol):
+    """A recallgate store: the :class:`Searcher` seam plus events, records and namespaces."""
+
+    url: str
+
+    def create_event(self, event: Event) -> Event: ...
+
+    def list_events(self, actor_id: str, session_id: str | None = None) -> list[Event]: ...
+
+    def add_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]: ...
 
     def list_records(
         self, namespace: str | None = None, *, actor_id: str | None = None

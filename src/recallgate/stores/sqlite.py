@@ -8,6 +8,7 @@ thousands of records, which is why no approximate index is used here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._blas import limit_blas_threads
-from ..embeddings import Embedder, default_embedder
+from ..embeddings import Embedder, default_embedder, make_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
 from .base import (
@@ -33,6 +34,7 @@ from .base import (
     top_k_indices,
     where_equal,
 )
+from .urls import choose_embedder, split_embedder_option
 
 __all__ = ["SQLiteStore"]
 
@@ -97,11 +99,16 @@ class _Matrix:
 
 
 def _parse_path(url: str) -> str:
+    url, _, options = url.partition("?")
+    if options:
+        raise UsageError(
+            f"sqlite URL option(s) {options!r} not understood (the one option is ?embedder=NAME)"
+        )
     if url in ("sqlite://", "sqlite://:memory:", "sqlite:///:memory:"):
         return ":memory:"
     if not url.startswith("sqlite:///"):
         raise UsageError(f"not a sqlite URL: {url!r} (use sqlite:///path/to/file.db or sqlite://:memory:)")
-    path = url[len("sqlite:///") :].split("?", 1)[0]
+    path = url[len("sqlite:///") :]
     if not path:
         raise UsageError(f"sqlite URL {url!r} names no file")
     return path
@@ -125,16 +132,54 @@ def _check_writable(path: str) -> None:
         raise UsageError(f"cannot create store {path!r}: no permission to write in {str(parent)!r}")
 
 
+def _check_existing(path: str) -> None:
+    """A recallgate store must already be at ``path``; checked without writing to the file."""
+    if path == ":memory:":
+        return
+    target = Path(path)
+    if not target.exists():
+        raise UsageError(
+            f"no store at {path!r} (nothing was created; `recallgate demo` or `recallgate ingest` makes one)"
+        )
+    if target.is_dir():
+        raise UsageError(f"store path {path!r} is a directory")
+    try:
+        with contextlib.closing(sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"{path!r} is not a recallgate store: {exc}") from exc
+    if found is None:
+        raise UsageError(f"{path!r} is not a recallgate store (it has no recallgate tables)")
+
+
 class SQLiteStore(ThreadedAsyncMethods):
-    """The embedded default store (``sqlite:///path`` or ``sqlite://:memory:``)."""
+    """The embedded default store (``sqlite:///path`` or ``sqlite://:memory:``).
+
+    The embedder is, in order: ``embedder``, the URL's ``?embedder=NAME``, the one the file
+    recorded when it was created, the default. A file made with another embedder is refused
+    (:class:`~recallgate.errors.DimensionMismatchError` naming both).
+    """
 
     local = True
 
-    def __init__(self, url: str = "sqlite://:memory:", *, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, url: str = "sqlite://:memory:", *, embedder: Embedder | None = None, create: bool = True
+    ) -> None:
+        """``create=False`` opens only an existing recallgate store (read-only commands): a missing
+        file, or a database without recallgate's tables, is a :class:`UsageError` and nothing is
+        created or changed."""
         self.url = url
-        self.path = _parse_path(url)
+        stripped, named = split_embedder_option(url)
+        self.path = _parse_path(stripped)
+        if not create:
+            _check_existing(self.path)
         _check_writable(self.path)
-        self.embedder: Embedder = embedder or default_embedder()
+        chosen = choose_embedder(url, embedder, named)
+        if chosen is None and self.path != ":memory:" and Path(self.path).is_file():
+            chosen = _recorded_embedder(self.path)
+        self.embedder: Embedder = chosen or default_embedder()
         limit_blas_threads()
         self._lock = threading.RLock()
         try:
@@ -179,7 +224,8 @@ class SQLiteStore(ThreadedAsyncMethods):
         if rows.get("embedder") != self.embedder.name:
             raise DimensionMismatchError(
                 f"store {self.path!r} was embedded with {rows.get('embedder')!r}, not "
-                f"{self.embedder.name!r}: scores would not be comparable; open it with that embedder"
+                f"{self.embedder.name!r}: scores would not be comparable; open it with that embedder "
+                f"(?embedder={rows.get('embedder')} in the URL, or leave the embedder out)"
             )
 
     def _read_data_version(self) -> int:
@@ -470,6 +516,31 @@ class SQLiteStore(ThreadedAsyncMethods):
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.url!r}, embedder={self.embedder.name!r})"
+
+
+def _recorded_embedder(path: str) -> Embedder | None:
+    """The embedder an existing store file recorded, when it is one this process can make.
+
+    Read through a read-only connection before the store opens its own; a file that is not a
+    recallgate store (or recorded an embedder nobody registered) gives None, and the normal
+    checks then say what is wrong.
+    """
+    try:
+        conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, timeout=30.0)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    if not row or not isinstance(row[0], str):
+        return None
+    try:
+        return make_embedder(row[0])
+    except UsageError:
+        return None
 
 
 def _split_script(script: str) -> list[str]:

@@ -6,17 +6,17 @@ first) are measured side by side, because a wording can have either without the 
 
 from __future__ import annotations
 
-from .candidates import Candidate, default_candidates, load_candidates, parse_candidates
+from .candidates import WordingCandidate, default_candidates, load_candidates, parse_candidates
 from .data import CaseSet, LabelSet, load_cases, load_labels, parse_cases, parse_labels
 from .run import CandidateResult, QueryRanking, TuneResult, tune_gate, tune_validator
 
 __all__ = [
-    "Candidate",
     "CandidateResult",
     "CaseSet",
     "LabelSet",
     "QueryRanking",
     "TuneResult",
+    "WordingCandidate",
     "default_candidates",
     "load_candidates",
     "load_cases",

@@ -41,7 +41,6 @@ import yaml
 
 from ..deciders.questions import Answer, ChoiceAnswer, Example, Question, ScoreAnswer, as_question
 from ..errors import QuestionError, UsageError
-from ..policy.config import json_failure
 from ..policy.wording import (
     GATE_CRITERIA,
     GATE_INSTRUCTIONS,
@@ -51,10 +50,11 @@ from ..policy.wording import (
     gate_question,
     judge_question,
 )
+from ..text import json_failure
 
 __all__ = [
-    "Candidate",
     "Role",
+    "WordingCandidate",
     "default_candidates",
     "load_candidates",
     "parse_candidates",
@@ -76,8 +76,11 @@ _SPEC_KEYS = {
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """A named wording. For the judge role ``question`` is a template without a subject."""
+class WordingCandidate:
+    """A named wording to measure (a judged record in a trace is :class:`recallgate.policy.trace.Candidate`).
+
+    For the judge role ``question`` is a template without a subject.
+    """
 
     name: str
     question: Question
@@ -153,43 +156,45 @@ _JUDGE_LEVELS = (
 )
 
 
-def default_candidates(role: Role) -> list[Candidate]:
+def default_candidates(role: Role) -> list[WordingCandidate]:
     """The shipped wording first, then contrasting ones: plain, criteria, inverted, graded."""
     if role == "gate":
         return [
-            Candidate(
+            WordingCandidate(
                 "shipped",
                 gate_question(),
                 "the shipped gate question: instructions, true/false criteria and labelled examples",
             ),
-            Candidate("plain", Question("noul", GATE_INSTRUCTIONS), "the shipped instructions alone"),
-            Candidate(
+            WordingCandidate("plain", Question("noul", GATE_INSTRUCTIONS), "the shipped instructions alone"),
+            WordingCandidate(
                 "criteria",
                 Question("noul", GATE_INSTRUCTIONS, GATE_CRITERIA),
                 "the shipped instructions and criteria, no examples",
             ),
-            Candidate(
+            WordingCandidate(
                 "inverted",
                 Question("noul", _GATE_INVERTED, _GATE_INVERTED_CRITERIA),
                 "the opposite question (answerable without the user?), flipped",
                 inverted=True,
             ),
-            Candidate(
+            WordingCandidate(
                 "graded",
                 Question("score", _GATE_GRADED, _GATE_LEVELS),
                 "a four-level score; its expected level is the score",
             ),
         ]
     return [
-        Candidate("shipped", judge_question(""), "the shipped judge question: instructions and criteria"),
-        Candidate("plain", Question("noul", JUDGE_INSTRUCTIONS), "the shipped instructions alone"),
-        Candidate(
+        WordingCandidate(
+            "shipped", judge_question(""), "the shipped judge question: instructions and criteria"
+        ),
+        WordingCandidate("plain", Question("noul", JUDGE_INSTRUCTIONS), "the shipped instructions alone"),
+        WordingCandidate(
             "inverted",
             Question("noul", _JUDGE_INVERTED, _JUDGE_INVERTED_CRITERIA),
             "the opposite question (is the memory irrelevant?), flipped",
             inverted=True,
         ),
-        Candidate(
+        WordingCandidate(
             "graded",
             Question("score", _JUDGE_GRADED, _JUDGE_LEVELS),
             "a four-level usefulness score; its expected level is the score",
@@ -200,7 +205,7 @@ def default_candidates(role: Role) -> list[Candidate]:
 # ---- candidate files ------------------------------------------------------------------
 
 
-def load_candidates(path: str | Path, role: Role) -> tuple[list[Candidate], str]:
+def load_candidates(path: str | Path, role: Role) -> tuple[list[WordingCandidate], str]:
     """Read a YAML or JSON candidate file: (candidates, name of the default candidate)."""
     where = str(path)
     try:
@@ -231,7 +236,9 @@ def load_candidates(path: str | Path, role: Role) -> tuple[list[Candidate], str]
     return parse_candidates(document, role, where)
 
 
-def parse_candidates(document: Any, role: Role, where: str = "<candidates>") -> tuple[list[Candidate], str]:
+def parse_candidates(
+    document: Any, role: Role, where: str = "<candidates>"
+) -> tuple[list[WordingCandidate], str]:
     """Validate parsed candidate specs; every problem names ``where`` and the candidate."""
     if isinstance(document, Mapping) and set(document) == {"candidates"}:
         document = document["candidates"]
@@ -247,7 +254,7 @@ def parse_candidates(document: Any, role: Role, where: str = "<candidates>") -> 
         raise UsageError(f"{where}: expected a mapping of candidate name -> question")
     if not entries:
         raise UsageError(f"{where}: no candidates")
-    candidates: list[Candidate] = []
+    candidates: list[WordingCandidate] = []
     defaults: list[str] = []
     seen: set[str] = set()
     for name, spec in entries:
@@ -263,7 +270,7 @@ def parse_candidates(document: Any, role: Role, where: str = "<candidates>") -> 
     return candidates, defaults[0] if defaults else candidates[0].name
 
 
-def _parse_one(name: str, spec: Any, role: Role, where: str) -> tuple[Candidate, bool]:
+def _parse_one(name: str, spec: Any, role: Role, where: str) -> tuple[WordingCandidate, bool]:
     if not isinstance(spec, Mapping):
         raise UsageError(f"{where}: expected a question object")
     unknown = sorted(set(map(str, spec)) - _SPEC_KEYS)
@@ -284,7 +291,7 @@ def _parse_one(name: str, spec: Any, role: Role, where: str) -> tuple[Candidate,
         if extra:
             raise UsageError(f"{where}: 'use: shipped' takes no {', '.join(extra)}")
         question = gate_question() if role == "gate" else judge_question("")
-        shipped = Candidate(
+        shipped = WordingCandidate(
             name, question, description or f"the shipped {role} question", inverted, (), threshold
         )
         return shipped, is_default
@@ -316,7 +323,7 @@ def _parse_one(name: str, spec: Any, role: Role, where: str) -> tuple[Candidate,
         positive = tuple(str(p) for p in raw)
     elif "positive" in spec:
         raise UsageError(f"{where}: 'positive' only applies to choice questions")
-    candidate = Candidate(
+    candidate = WordingCandidate(
         name, question, description, inverted, positive, float(threshold) if threshold is not None else None
     )
     return candidate, is_default

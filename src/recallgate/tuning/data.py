@@ -8,8 +8,13 @@ asked anything: a typo on line 57 must not surface after 56 paid calls.
 - Validator cases (JSON): ``{"records": {key: text}, "cases": [{"query": str, "relevant":
   [key], "irrelevant": [key]}]}``. A record may be a JSON preference blob (as a string or an
   object); it is rendered to prose first, as the policy renders it before judging.
+- Either may tag a line or case with ``"lang": "es"`` (any short string): the tuner then also
+  reports its figures per language.
 
-``builtin:seed`` names the seed's small sets shipped as package data.
+``builtin:NAME`` names a set shipped as package data: ``seed`` (the seed's small sets: 20
+utterances, 4 queries), ``heldout`` (written for recallgate and never fitted on: 95 utterances,
+12 queries; for reporting) and ``dev`` (validator cases the embedded judge's scales were
+fitted on; no gate labels).
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..policy.config import json_failure
 from ..records import render_text
+from ..text import json_failure
 
 __all__ = [
     "BUILTIN_SETS",
@@ -38,8 +43,12 @@ __all__ = [
     "parse_labels",
 ]
 
-#: ``builtin:NAME`` -> package holding ``gate_labels.jsonl`` and ``validator_cases.json``.
-BUILTIN_SETS = {"seed": "recallgate.data.seed"}
+#: ``builtin:NAME`` -> package holding ``gate_labels.jsonl`` and/or ``validator_cases.json``.
+BUILTIN_SETS = {
+    "seed": "recallgate.data.seed",
+    "heldout": "recallgate.data.heldout",
+    "dev": "recallgate.data.dev",
+}
 GATE_FILE = "gate_labels.jsonl"
 CASES_FILE = "validator_cases.json"
 
@@ -51,6 +60,8 @@ class LabelledText:
     text: str
     label: bool
     line: int
+    #: the optional ``lang`` tag (per-language figures)
+    lang: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,8 @@ class Case:
     relevant: tuple[str, ...]
     irrelevant: tuple[str, ...]
     line: int | None
+    #: the optional ``lang`` tag (per-language figures)
+    lang: str | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -106,8 +119,18 @@ def _read(spec: str, builtin_file: str) -> tuple[str, bytes]:
             raise UsageError(
                 f"unknown built-in set {spec!r}; available: builtin:{', builtin:'.join(BUILTIN_SETS)}"
             )
-        data = resources.files(BUILTIN_SETS[name]).joinpath(builtin_file).read_bytes()
-        return spec, data
+        resource = resources.files(BUILTIN_SETS[name]).joinpath(builtin_file)
+        if not resource.is_file():
+            holding = [
+                n
+                for n, package in BUILTIN_SETS.items()
+                if resources.files(package).joinpath(builtin_file).is_file()
+            ]
+            raise UsageError(
+                f"built-in set {spec!r} has no {builtin_file}; "
+                f"the sets that do: builtin:{', builtin:'.join(holding)}"
+            )
+        return spec, resource.read_bytes()
     path = Path(spec)
     try:
         return str(path), path.read_bytes()
@@ -128,13 +151,13 @@ def _decode(source: str, data: bytes) -> str:
 
 
 def load_labels(spec: str) -> LabelSet:
-    """Read and validate a gate label file (a path or ``builtin:seed``)."""
+    """Read and validate a gate label file (a path, ``builtin:seed`` or ``builtin:heldout``)."""
     source, data = _read(spec, GATE_FILE)
     return parse_labels(_decode(source, data), source, hashlib.sha256(data).hexdigest())
 
 
 def load_cases(spec: str) -> CaseSet:
-    """Read and validate a validator case file (a path or ``builtin:seed``)."""
+    """Read and validate a validator case file (a path or ``builtin:seed`` / ``dev`` / ``heldout``)."""
     source, data = _read(spec, CASES_FILE)
     return parse_cases(_decode(source, data), source, hashlib.sha256(data).hexdigest())
 
@@ -169,7 +192,7 @@ def parse_labels(text: str, source: str = "<labels>", sha256: str | None = None)
         if key in seen:
             raise UsageError(f"{where}: duplicate text {value!r} (first on line {seen[key]})")
         seen[key] = number
-        items.append(LabelledText(value, label, number))
+        items.append(LabelledText(value, label, number, _lang(row, where)))
     if not items:
         raise UsageError(f"{source}: no labelled lines")
     positives = sum(item.label for item in items)
@@ -273,9 +296,18 @@ def parse_cases(text: str, source: str = "<cases>", sha256: str | None = None) -
             raise UsageError(
                 f"{where}: record(s) {', '.join(map(repr, both))} are both relevant and irrelevant"
             )
-        cases.append(Case(query, keys["relevant"], keys["irrelevant"], line))
+        cases.append(Case(query, keys["relevant"], keys["irrelevant"], line, _lang(raw, where)))
     digest = sha256 or hashlib.sha256(text.encode("utf-8")).hexdigest()
     return CaseSet(source, digest, records, tuple(cases))
+
+
+def _lang(row: Mapping[str, Any], where: str) -> str | None:
+    value = row.get("lang")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 16:
+        raise UsageError(f"{where}: 'lang' must be a short language tag such as \"es\", got {value!r}")
+    return value.strip()
 
 
 def describe(data: LabelSet | CaseSet) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..bench.locomo import build_store, load_split
+from ..datasets.locomo import build_store, load_split
 from ..deciders import DecisionHints
 from ..deciders.embedded import EmbeddedDecider, EmbeddedParams
 from ..embeddings import Embedder, default_embedder
@@ -94,11 +94,11 @@ def judge_split(
                 hints.subject_vectors[name] = np.asarray(hit.record.embedding, dtype=np.float32)
                 if hit.lexical is not None:
                     hints.subject_lexical[name] = hit.lexical
-            answers = decider.ask(
+            answers = decider.decide(
                 question.text,
                 {n: judge_question(render_text(h.record.text)) for n, h in zip(names, hits, strict=True)},
-                hints=hints,
-            )
+                hints,
+            ).answers
             relevant_ids = {f"{conv.actor_id}-{r}" for r in question.relevant}
             out.append(
                 JudgedQuestion(

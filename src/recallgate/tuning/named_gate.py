@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..bench.locomo import build_store, load_split
+from ..datasets.locomo import build_store, load_split
 from ..deciders import Decider, DecisionHints, ask
 from ..embeddings import Embedder, default_embedder
 from ..errors import DeciderError, UsageError

@@ -24,7 +24,7 @@ from ..deciders.questions import MAX_QUESTIONS, Answer, Question
 from ..errors import DeciderError
 from ..policy.config import ResolvedThreshold, ThresholdConfig, config_from_env, resolve_threshold
 from . import metrics
-from .candidates import Candidate, Role
+from .candidates import Role, WordingCandidate
 from .data import CaseSet, LabelSet
 
 __all__ = [
@@ -73,6 +73,8 @@ class CandidateResult:
     #: validator only: (pooled accuracy, threshold, delta) of the policy's default keep rule
     #: "p >= threshold and p >= best - delta", fitted jointly
     keep_rule: tuple[float, float, float] | None = None
+    #: per ``lang`` tag of the data (empty when the data has none): n and the main figures
+    by_language: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     @property
     def answered(self) -> tuple[list[float], list[bool]]:
@@ -82,6 +84,10 @@ class CandidateResult:
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: _clean(v) for k, v in self.metrics.items()}
         out["errors"] = self.errors
+        if self.by_language:
+            out["by_language"] = {
+                lang: {k: _clean(v) for k, v in figures.items()} for lang, figures in self.by_language.items()
+            }
         return out
 
 
@@ -219,14 +225,15 @@ def _run(
 
 
 def _configured(
-    candidate: Candidate, role: Role, backend: str, config: ThresholdConfig | None
+    candidate: WordingCandidate, role: Role, backend: str, config: ThresholdConfig | None
 ) -> ResolvedThreshold:
     """The threshold the policy would use for the shipped wording; a wording's own otherwise."""
     if candidate.threshold is not None:
-        return ResolvedThreshold(candidate.threshold, "candidate file", True)
+        return ResolvedThreshold(candidate.threshold, "candidate file", True, "candidate file")
     if candidate.is_shipped(role):
         return resolve_threshold(backend, role, config)
-    return ResolvedThreshold(0.5, "0.5 (no threshold configured for this wording)", False)
+    why = "0.5 (no threshold configured for this wording)"
+    return ResolvedThreshold(0.5, why, False, why)
 
 
 # ---- the gate -------------------------------------------------------------------------
@@ -235,7 +242,7 @@ def _configured(
 def tune_gate(
     decider: Decider,
     labels: LabelSet,
-    candidates: Sequence[Candidate],
+    candidates: Sequence[WordingCandidate],
     *,
     default: str | None = None,
     workers: int = DEFAULT_WORKERS,
@@ -277,9 +284,10 @@ def tune_gate(
             y,
             len(errors),
             errors[:3],
-            configured_source=configured.source,
+            configured_source=configured.detail,
         )
         result.metrics = _gate_metrics(*result.answered, configured.value)
+        result.by_language = _gate_by_language(labels, scores, configured.value)
         results.append(result)
     return TuneResult(
         "gate",
@@ -291,6 +299,25 @@ def tune_gate(
         results,
         asker.calls,
     )
+
+
+def _gate_by_language(
+    labels: LabelSet, scores: Sequence[float | None], configured: float
+) -> dict[str, dict[str, float | None]]:
+    """Accuracy at the configured threshold and AUC per ``lang`` tag."""
+    groups: dict[str, list[tuple[float, bool]]] = {}
+    for item, score in zip(labels.items, scores, strict=True):
+        if item.lang is not None and score is not None:
+            groups.setdefault(item.lang, []).append((score, item.label))
+    out: dict[str, dict[str, float | None]] = {}
+    for lang, pairs in groups.items():
+        s, y = [p[0] for p in pairs], [p[1] for p in pairs]
+        out[lang] = {
+            "n": float(len(pairs)),
+            "accuracy_at_configured": metrics.accuracy_at(s, y, configured),
+            "auc": metrics.auc(s, y) if len(set(y)) == 2 else None,
+        }
+    return out
 
 
 def _gate_metrics(scores: list[float], labels: list[bool], configured: float) -> dict[str, float | None]:
@@ -324,7 +351,7 @@ def _gate_metrics(scores: list[float], labels: list[bool], configured: float) ->
 def tune_validator(
     decider: Decider,
     cases: CaseSet,
-    candidates: Sequence[Candidate],
+    candidates: Sequence[WordingCandidate],
     *,
     default: str | None = None,
     workers: int = DEFAULT_WORKERS,
@@ -389,9 +416,10 @@ def tune_validator(
             len(errors),
             errors[:3],
             rankings,
-            configured.source,
+            configured.detail,
         )
         result.metrics = _validator_metrics(result, groups, configured.value)
+        result.by_language = _validator_by_language(cases, result.queries)
         if groups:
             result.keep_rule = metrics.best_keep_rule(groups)
         results.append(result)
@@ -405,6 +433,24 @@ def tune_validator(
         results,
         asker.calls,
     )
+
+
+def _validator_by_language(
+    cases: CaseSet, rankings: Sequence[QueryRanking]
+) -> dict[str, dict[str, float | None]]:
+    """Mean per-query AUC and precision@k per ``lang`` tag."""
+    groups: dict[str, list[QueryRanking]] = {}
+    for case, ranking in zip(cases.cases, rankings, strict=True):
+        if case.lang is not None and not math.isnan(ranking.auc):
+            groups.setdefault(case.lang, []).append(ranking)
+    return {
+        lang: {
+            "n": float(len(queries)),
+            "mean_auc": float(np.mean([q.auc for q in queries])),
+            "mean_p_at_k": float(np.mean([q.p_at_k for q in queries])),
+        }
+        for lang, queries in groups.items()
+    }
 
 
 def _validator_metrics(
