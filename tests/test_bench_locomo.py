@@ -209,3 +209,29 @@ def test_per_category_and_token_budget_keys(tiny_dir, minilm):
     assert out["stock"]["recall_at_gated_tokens"] <= out["stock"]["recall"]
     assert out["gated"]["records_per_question"] == 1.0
     assert "recall_at_gated_tokens" not in out["gated"]
+
+
+def test_the_cli_runs_the_gated_arm_with_the_episodic_options_and_says_so(tiny_dir, capsys):
+    from recallgate.cli import main
+    from recallgate.policy import ADAPTIVE_BUDGET, CONVERSATION_WEIGHTS
+
+    assert main(["bench", "locomo", "--data", str(tiny_dir), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["top_k"] == 10 and out["gated_top_k"] == 30
+    keep = out["gated_keep"]
+    assert keep["max_records"] == 5
+    assert keep["conversation_rescore"] == {
+        "centre": CONVERSATION_WEIGHTS.centre,
+        "session": CONVERSATION_WEIGHTS.session,
+    }
+    assert keep["adaptive_budget"]["max_records"] == ADAPTIVE_BUDGET.max_records
+    assert out["gated"]["rescored_rate"] == 1.0  # every tiny conversation has two sessions
+    args = ["bench", "locomo", "--data", str(tiny_dir), "--json", "--gated-top-k", "10"]
+    assert main([*args, "--no-conversation-rescore", "--no-adaptive-budget"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert before["gated_top_k"] == 10
+    assert before["gated_keep"]["conversation_rescore"] is None
+    assert before["gated_keep"]["adaptive_budget"] is None
+    assert before["gated"]["rescored_rate"] == 0.0
+    assert main([*args, "--gated-top-k", "0"]) == 2
+    assert "--gated-top-k" in capsys.readouterr().err

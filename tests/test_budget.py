@@ -26,5 +26,7 @@ def test_bad_budgets_are_refused():
         AdaptiveBudget(delta=1.0, min_records=4, max_records=2)
 
 
-def test_the_shipped_budget_is_the_dev_fit():
-    assert (ADAPTIVE_BUDGET.delta, ADAPTIVE_BUDGET.min_records, ADAPTIVE_BUDGET.max_records) == (10.5, 3, 7)
+def test_the_shipped_budget_is_the_dev_fit_and_never_keeps_more_than_five():
+    assert (ADAPTIVE_BUDGET.delta, ADAPTIVE_BUDGET.min_records, ADAPTIVE_BUDGET.max_records) == (25.0, 1, 5)
+    assert keep_count([0.0] * 60) == 5
+    assert ADAPTIVE_BUDGET.describe() == "within 25 log-odds of the best, 1-5 records"

@@ -4,12 +4,16 @@ import numpy as np
 import pytest
 
 from recallgate.policy.conversation import (
+    CONVERSATION_WEIGHTS,
+    ConversationWeights,
+    conversational,
     log_odds,
     pool_centrality,
     probability,
     rescore_by_conversation,
     session_of,
     session_support,
+    unfitted_reason,
 )
 
 
@@ -70,3 +74,23 @@ def test_rescoring_applies_only_to_candidates_from_several_sessions():
     assert int(np.argmax(out)) == 0
     with pytest.raises(ValueError, match="3 scores, 2 vectors"):
         rescore_by_conversation(scores, rows[:2], ["a", "b", "b"])
+
+
+def test_conversational_means_two_sessions_or_more():
+    assert conversational(["a", "b"]) and conversational(["a", None, "b", "a"])
+    assert (
+        not conversational(["a", "a", None]) and not conversational([None, None]) and not conversational([])
+    )
+
+
+def test_the_weights_apply_only_to_the_judge_they_were_fitted_for():
+    assert unfitted_reason("embedded", "minilm-l6") is None
+    assert "not sparrow's" in (unfitted_reason("sparrow", "minilm-l6") or "")
+    assert "not use-multilingual-v3" in (unfitted_reason("embedded", "use-multilingual-v3") or "")
+    assert "multilingual model" in (unfitted_reason("embedded", "minilm-l6", multilingual_judged=3) or "")
+
+
+def test_the_shipped_weights_are_the_dev_fit_and_weights_are_checked():
+    assert (CONVERSATION_WEIGHTS.centre, CONVERSATION_WEIGHTS.session) == (0.75 * 24.5, 1.0)
+    with pytest.raises(ValueError, match=">= 0"):
+        ConversationWeights(centre=-1.0, session=1.0)

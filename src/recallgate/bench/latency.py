@@ -22,9 +22,12 @@ import numpy as np
 
 from ..deciders import Decider, DecisionHints
 from ..deciders import ask as ask_decider
+from ..deciders.questions import MAX_QUESTIONS
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
 from ..embeddings.language import guess_language
-from ..policy import RecallPolicy
+from ..policy import RecallOptions, RecallPolicy
+from ..policy.budget import ADAPTIVE_BUDGET, keep_count
+from ..policy.conversation import log_odds, rescore_by_conversation
 from ..policy.telemetry import Telemetry
 from ..policy.wording import GATE, ROUTE, gate_question, judge_question, route_question
 from ..records import MemoryRecord, SearchHit, resolve_namespace
@@ -250,11 +253,27 @@ def run_latency(
             f"r{i}": np.asarray(h.record.embedding, dtype=np.float32) for i, h in enumerate(candidates)
         }
     )
+    # What a gated turn of the default policy judges: every namespace searched as deep as the
+    # policy searches for this decider (RecallOptions.gated_top_k), in calls of MAX_QUESTIONS.
+    depth = RecallOptions().search_depth(getattr(decider, "name", None)) if decider is not None else 10
+    deep = [h for ns in namespaces for h in store.search(ns, vectors[0], depth, actor_id=actor)]
+    per_turn_count = len(namespaces) * depth
+    while deep and len(deep) < per_turn_count:
+        deep += deep[: per_turn_count - len(deep)]
+    deep = deep[:per_turn_count]
+    turn_qs = {f"r{i}": judge_question(h.record.rendered) for i, h in enumerate(deep)}
+    turn_vectors = {f"r{i}": np.asarray(h.record.embedding, dtype=np.float32) for i, h in enumerate(deep)}
+    turn_matrix = np.stack(list(turn_vectors.values())).astype(np.float64)
+    # EPISODIC_OPTIONS' worst case: every turn's records from several sessions
+    turn_sessions: list[str | None] = [f"s{i % 4}" for i in range(len(deep))]
+    turn_names = list(turn_qs)
     gate_qs = {GATE: gate_question()}
     route_qs = {GATE: gate_question(), ROUTE: route_question({t: t.split("/")[1] for t in DEMO_NAMESPACES})}
 
     gate_ms: list[float] = []
     judge_ms: list[float] = []
+    judge_turn_ms: list[float] = []
+    episodic_ms: list[float] = []
     overhead_ms: list[float] = []
     if decider is not None:
         stage("deciding")
@@ -273,18 +292,41 @@ def run_latency(
             )
             ask_decider(decider, MESSAGES[i % len(MESSAGES)], judge_qs, hints)
 
-        def overhead(i: int) -> None:
+        def judge_turn(i: int) -> dict[str, Any]:
+            hints = DecisionHints(state_vector=vectors[i % len(MESSAGES)], subject_vectors=turn_vectors)
+            answers: dict[str, Any] = {}
+            for start in range(0, len(turn_names), MAX_QUESTIONS):
+                part = {n: turn_qs[n] for n in turn_names[start : start + MAX_QUESTIONS]}
+                answers.update(ask_decider(decider, MESSAGES[i % len(MESSAGES)], part, hints))
+            return answers
+
+        def route(i: int) -> None:
             ask_decider(
                 decider,
                 MESSAGES[i % len(MESSAGES)],
                 route_qs,
                 DecisionHints(state_vector=vectors[i % len(MESSAGES)]),
             )
-            judge(i)
+
+        def overhead(i: int) -> None:
+            route(i)
+            judge_turn(i)
+
+        def overhead_episodic(i: int) -> None:
+            # EPISODIC_OPTIONS: then re-scoring by session and the adaptive budget (worst case:
+            # every record from one of several sessions, so the re-scoring always runs)
+            route(i)
+            answers = judge_turn(i)
+            scores = rescore_by_conversation(
+                log_odds([float(answers[n]) for n in turn_names]), turn_matrix, turn_sessions
+            )
+            keep_count(scores, ADAPTIVE_BUDGET)
 
         gate_ms = _timed(gate, repeats, warmup)
         judge_ms = _timed(judge, repeats, warmup)
+        judge_turn_ms = _timed(judge_turn, repeats, warmup)
         overhead_ms = _timed(overhead, repeats, warmup)
+        episodic_ms = _timed(overhead_episodic, repeats, warmup)
 
     multilingual = _multilingual_figures(
         decider, embedder, candidates, route_qs, judge_qs, repeats, warmup, stage
@@ -335,14 +377,7 @@ def run_latency(
                 route_qs,
                 DecisionHints(state_vector=vectors[i % len(MESSAGES)]),
             )
-            ask_decider(
-                decider,
-                MESSAGES[i % len(MESSAGES)],
-                judge_qs,
-                DecisionHints(
-                    state_vector=vectors[i % len(MESSAGES)], subject_vectors=judge_hints.subject_vectors
-                ),
-            )
+            judge_turn(i)
 
         count = max(repeats * 2, 200)
         started = time.perf_counter()
@@ -384,7 +419,10 @@ def run_latency(
         "embed_p50_ms": _p50(embed),
         "gate_p50_ms": _p50(gate_ms),
         "judge20_p50_ms": _p50(judge_ms),
+        "judged_per_turn": per_turn_count if decider is not None else 0,
+        "judge_per_turn_p50_ms": _p50(judge_turn_ms),
         "decision_overhead_p50_ms": _p50(overhead_ms),
+        "decision_overhead_episodic_p50_ms": _p50(episodic_ms),
         "search_p50_ms": _p50(search_ms),
         "turn_stock_p50_ms": _p50(turn_stock),
         "turn_gated_p50_ms": _p50(turn_gated),
@@ -482,7 +520,7 @@ def _multilingual_figures(
     embedding (``multilingual_embed_p50_ms``, the message), the first sight of 20 judged
     records (``multilingual_embed20_p50_ms``; records recur, and are then cached), and the
     decision itself with those vectors cached (``multilingual_decision_overhead_p50_ms``:
-    gate + route + judge of 20, as ``decision_overhead_p50_ms``).
+    gate + route + judge of 20; a multilingual turn is never re-scored by conversation).
     """
     out: dict[str, Any] = {}
     guess = getattr(guess_language, "__wrapped__", guess_language)  # uncached: a new message each time

@@ -20,6 +20,11 @@ The JSON object of :func:`run_locomo` has, for each arm (``"stock"`` and ``"gate
 
 and ``stock.recall_at_gated_tokens``: the stock arm cut, question by question, to the tokens
 the gated arm actually injected for that question, so the two arms are compared at equal cost.
+
+How the gated arm searched and kept: ``gated_top_k`` (records searched per namespace; the
+stock arm searches ``top_k``), ``gated_keep`` (``max_records`` and the episodic options,
+``conversation_rescore`` and ``adaptive_budget``, or None where off) and
+``gated.rescored_rate`` (share of questions whose records were re-scored by conversation).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from ..datasets.locomo import SPLITS, Conversation, LocomoQuestion, build_store,
 from ..deciders import Decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
-from ..policy import RecallPolicy
+from ..policy import RecallOptions, RecallPolicy
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, TOKENIZER_NAME, count_tokens, escape_memory_text
 from ..stores.sqlite import SQLiteStore
 from ..tuning import metrics
@@ -74,6 +79,8 @@ class _Arm:
     at_tokens: list[dict[int, float]] = field(default_factory=list)
     #: per question (stock arm only): recall cut to the gated arm's tokens for that question
     at_gated_tokens: list[float] = field(default_factory=list)
+    #: per gated question: 1.0 when the conversation re-scoring ran
+    rescored: list[float] = field(default_factory=list)
     errors: int = 0
 
     def summary(self, gated: bool) -> dict[str, Any]:
@@ -99,6 +106,7 @@ class _Arm:
                     "judge_mean_auc": _mean(self.judge_auc),
                     "judge_p_at_k": _mean(self.judge_p_at_k),
                     "judge_questions": len(self.judge_auc),
+                    "rescored_rate": _mean(self.rescored),
                     "decider_errors": self.errors,
                 }
             )
@@ -135,6 +143,7 @@ def run_locomo(
     if on_start:
         on_start(sum(len(c.questions) for c in conversations))
     stock, gated = _Arm(), _Arm()
+    gated_depth = top_k
     heldout_rows = _heldout_rows()
     in_store: dict[bool, list[float]] = {True: [], False: []}  # label -> gate opened, per store
     line_tokens = _LineTokens()
@@ -148,6 +157,7 @@ def run_locomo(
             top_k=top_k,
             **(policy_options or {}),
         )
+        gated_depth = gated_policy.search_depth
         for question in conv.questions:
             relevant = {f"{conv.actor_id}-{r}" for r in question.relevant}
             ranked: dict[str, list[tuple[str, str]]] = {}
@@ -171,7 +181,10 @@ def run_locomo(
                 if arm is gated:
                     arm.errors += len(recall.trace.errors)
                     arm.gate_open.append(1.0 if recall.trace.gate_open else 0.0)
-                    arm.decide_ms.append(timings.get("gate", 0.0) + timings.get("judge", 0.0))
+                    arm.decide_ms.append(
+                        timings.get("gate", 0.0) + timings.get("judge", 0.0) + timings.get("rescore", 0.0)
+                    )
+                    arm.rescored.append(1.0 if "rescore" in timings else 0.0)
                     _judge_ranking(arm, recall.trace.candidates, relevant)
             stock.at_gated_tokens.append(
                 _recall_within(ranked["stock"], relevant, gated.tokens[-1], line_tokens)
@@ -186,6 +199,7 @@ def run_locomo(
                 in_store[bool(row["label"])].append(1.0 if recall.trace.gate_open else 0.0)
         store.close()
     heldout = heldout_gate_rates(decider, embedder)
+    gated_options = RecallOptions.of(None, {"top_k": top_k, **(policy_options or {})})
     if decider is not None:
         heldout["non_memory_closed_rate_with_store"] = round(1.0 - _mean(in_store[False]), 4)
         heldout["memory_open_rate_with_store"] = round(_mean(in_store[True]), 4)
@@ -195,6 +209,8 @@ def run_locomo(
         "questions": len(stock.recall),
         "layout": layout,
         "top_k": top_k,
+        "gated_top_k": gated_depth,
+        "gated_keep": _keep_options(gated_options),
         "route": route,
         "decider": getattr(decider, "name", "none") if decider is not None else "none",
         "embedder": embedder.name,
@@ -207,6 +223,20 @@ def run_locomo(
             "decide_p50": _p50(gated.decide_ms),
             "search_p50": _p50(gated.search_ms),
         },
+    }
+
+
+def _keep_options(options: RecallOptions) -> dict[str, Any]:
+    """How the gated arm keeps records, as the JSON says it."""
+    weights, budget = options.conversation_rescore, options.adaptive_budget
+    return {
+        "max_records": options.max_records,
+        "conversation_rescore": None
+        if weights is None
+        else {"centre": weights.centre, "session": weights.session},
+        "adaptive_budget": None
+        if budget is None
+        else {"delta": budget.delta, "min_records": budget.min_records, "max_records": budget.max_records},
     }
 
 

@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from ..bench.locomo import run_locomo
 from ..errors import UsageError
+from ..policy import EPISODIC_OPTIONS
 from . import emit_json, progress_enabled
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
@@ -42,6 +43,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="most records the gated arm injects per question (default 5)",
     )
     parser.add_argument(
+        "--gated-top-k",
+        type=int,
+        default=None,
+        metavar="N",
+        help="records the gated arm searches per namespace before the judge chooses "
+        "(default: the policy's gated_top_k, fitted on dev)",
+    )
+    parser.add_argument(
+        "--no-conversation-rescore",
+        action="store_true",
+        help="leave the judge's answers as they are (the gated arm re-scores them by conversation "
+        "session by default: LoCoMo's records are episodic)",
+    )
+    parser.add_argument(
+        "--no-adaptive-budget",
+        action="store_true",
+        help="keep by the thresholds and --max-records only (default: the adaptive keep budget of "
+        "the episodic options too)",
+    )
+    parser.add_argument(
         "--layout",
         choices=["speakers", "shared"],
         default="speakers",
@@ -57,6 +78,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.top_k < 1 or args.max_records < 1:
         raise UsageError("--top-k and --max-records must be at least 1")
+    # LoCoMo's records are episodic (observations of each session): the gated arm runs with
+    # the options fitted for such memories, declared in the JSON's "gated_keep".
+    options: dict[str, object] = {**EPISODIC_OPTIONS, "max_records": args.max_records}
+    if args.gated_top_k is not None:
+        if args.gated_top_k < 1:
+            raise UsageError("--gated-top-k must be at least 1")
+        options["gated_top_k"] = args.gated_top_k
+    if args.no_conversation_rescore:
+        options["conversation_rescore"] = None
+    if args.no_adaptive_budget:
+        options["adaptive_budget"] = None
     decider = decider_from_args(args)
     bar: tqdm | None = None
 
@@ -73,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         layout=args.layout,
         embedder=embedder_from_args(args),
         route=args.route,
-        policy_options={"max_records": args.max_records},
+        policy_options=options,
         on_start=start,
         progress=(lambda n: bar.update(n) if bar else None),
     )
@@ -89,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         f"LoCoMo {result['split']}: {result['conversations']} conversations, "
         f"{result['questions']} questions, "
         f"decider {result['decider']}, embedder {result['embedder']}, layout {result['layout']}, "
-        f"top-k {result['top_k']}\n"
+        f"top-k {result['top_k']} (gated arm: {result['gated_top_k']})\n"
     )
     rows = [
         ("evidence recall", s["recall"], g["recall"]),
@@ -98,6 +130,20 @@ def run(args: argparse.Namespace) -> int:
         (f"tokens / question ({result['tokenizer']})", s["tokens_per_question"], g["tokens_per_question"]),
     ]
     print(table(rows, ["", "stock", "gated"]))
+    keep = result["gated_keep"]
+    episodic = [
+        name
+        for name, on in (
+            ("conversation re-scoring", keep["conversation_rescore"]),
+            ("adaptive keep budget", keep["adaptive_budget"]),
+        )
+        if on
+    ]
+    print(
+        f"\ngated arm keeps at most {keep['max_records']} records"
+        + (f", with {' and '.join(episodic)} (episodic options)" if episodic else "")
+        + f"; re-scored on {g['rescored_rate']:.1%} of questions"
+    )
     print(
         f"\ngate opens on {g['gate_open_rate']:.1%} of LoCoMo questions; stays closed on "
         f"{result['gate_heldout']['non_memory_closed_rate']:.1%} of held-out non-memory messages"

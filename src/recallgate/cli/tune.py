@@ -97,6 +97,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     named.set_defaults(func=run_named_gate)
 
+    keep = subparsers.add_parser(
+        "keep",
+        help="fit what the gated arm searches and keeps (depth, conversation re-scoring, keep budget) "
+        "on LoCoMo's dev split",
+        description="Run LoCoMo dev questions through the embedded policy at several search depths, then "
+        "choose the conversation re-scoring weights by evidence recall at --max-records records and the "
+        "adaptive keep budget (the fewest records for that recall); prints the fit beside what ships.",
+    )
+    keep.add_argument(
+        "--locomo",
+        required=True,
+        metavar="DIR",
+        help="LoCoMo data directory (README: where LoCoMo comes from)",
+    )
+    keep.add_argument(
+        "--split",
+        default="dev",
+        help="the split to fit on (default %(default)s; dev only: test is for reporting)",
+    )
+    keep.add_argument(
+        "--depths",
+        default=",".join(str(d) for d in _depth_grid()),
+        metavar="N,N,...",
+        help="search depths (records per namespace) to try (default %(default)s)",
+    )
+    keep.add_argument(
+        "--max-records", type=int, default=5, help="most records kept per question (default %(default)s)"
+    )
+    keep.add_argument(
+        "--recall-tolerance",
+        type=float,
+        default=0.0,
+        help="evidence recall the budget may give up for fewer records (default %(default)s)",
+    )
+    add_json(keep)
+    keep.set_defaults(func=run_keep)
+
 
 def _common(parser: argparse.ArgumentParser, role: Role) -> None:
     parser.add_argument(
@@ -190,6 +227,92 @@ def run_validator(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     return _finish(args, result, decider)
+
+
+def _depth_grid() -> tuple[int, ...]:
+    from ..tuning.locomo_rank import DEPTH_GRID
+
+    return DEPTH_GRID
+
+
+def run_keep(args: argparse.Namespace) -> int:
+    from ..datasets.locomo import SPLITS
+    from ..policy.budget import ADAPTIVE_BUDGET, GATED_TOP_K
+    from ..policy.conversation import CONVERSATION_WEIGHTS
+    from ..tuning.locomo_rank import fit_depths, judge_split
+
+    if args.split != "dev":
+        raise UsageError(f"--split {args.split}: what the gated arm keeps is fitted on dev only")
+    try:
+        depths = sorted({int(d) for d in args.depths.split(",") if d.strip()})
+    except ValueError:
+        raise UsageError(
+            f"--depths {args.depths!r}: expected numbers separated by commas, e.g. 10,30"
+        ) from None
+    if not depths or depths[0] < 1:
+        raise UsageError(f"--depths {args.depths!r}: every depth must be at least 1")
+    if args.max_records < 1:
+        raise UsageError("--max-records must be at least 1")
+    if args.recall_tolerance < 0:
+        raise UsageError("--recall-tolerance must be >= 0")
+    bar = _progress(args, len(SPLITS[args.split]) * len(depths), "conversation x depth")
+    try:
+        judged, thresholds = judge_split(
+            args.locomo, args.split, depths=depths, progress=bar.update if bar else None
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    result = fit_depths(judged, thresholds=thresholds, cap=args.max_records, tolerance=args.recall_tolerance)
+    result["shipped"] = {
+        "gated_top_k": GATED_TOP_K["embedded"],
+        "centre_log_odds": CONVERSATION_WEIGHTS.centre,
+        "session": CONVERSATION_WEIGHTS.session,
+        "budget": {
+            "delta": ADAPTIVE_BUDGET.delta,
+            "min_records": ADAPTIVE_BUDGET.min_records,
+            "max_records": ADAPTIVE_BUDGET.max_records,
+        },
+    }
+    if args.json:
+        emit_json(result)
+        return 0
+    chosen = result["chosen"]
+    print(
+        f"tune keep: LoCoMo {args.split}, {chosen['questions']} questions, at most {args.max_records} "
+        f"records per question (judge thresholds {thresholds.absolute:g} / {thresholds.relative})"
+    )
+    rows = [
+        (
+            depth,
+            f"{f['judge_alone_at_cap']:.4f}",
+            f"{f['rescored_at_cap']:.4f}",
+            f"{f['with_budget']:.4f}",
+            f"{f['records_per_question']:.3f}",
+            "-" if f["held_out_by_conversation"] is None else f"{f['held_out_by_conversation']:.4f}",
+        )
+        for depth, f in result["by_depth"].items()
+    ]
+    print(
+        table(
+            rows,
+            ["depth", "judge alone", "re-scored", "+ budget", "records / q", "held out by conversation"],
+        )
+    )
+    b = chosen["budget"]
+    print(
+        f"\nchosen: gated_top_k {result['gated_top_k']}, centre {chosen['centre_cosine']:g} "
+        f"(x judge scale = {chosen['centre_log_odds']:g} log-odds), session {chosen['session']:g}, "
+        f"budget delta {b['delta']:g}, {b['min_records']}-{b['max_records']} records"
+    )
+    ship = result["shipped"]
+    sb = ship["budget"]
+    print(
+        f"shipped: gated_top_k {ship['gated_top_k']}, centre {ship['centre_log_odds']:g} log-odds, "
+        f"session {ship['session']:g}, budget delta {sb['delta']:g}, "
+        f"{sb['min_records']}-{sb['max_records']} records"
+    )
+    return 0
 
 
 def run_named_gate(args: argparse.Namespace) -> int:

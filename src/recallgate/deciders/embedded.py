@@ -333,8 +333,12 @@ class EmbeddedDecider(BaseDecider):
             return vectors[space]
 
         answers: dict[str, Answer] = {}
+        usage: dict[str, float] = {}
         if subjects:
             if judge_space == "multilingual":
+                # Said in the usage: the judge's log-odds there have another scale, and what was
+                # fitted on them (policy.conversation) does not apply.
+                usage["multilingual_judged"] = len(subjects)
                 assert ml is not None
                 answers.update(
                     ml._judge(
@@ -351,7 +355,7 @@ class EmbeddedDecider(BaseDecider):
                 answers[name] = decider._noul(vector, question)
             else:
                 answers[name] = decider._options(vector, question)
-        return Reply(answers)
+        return Reply(answers, usage=usage)
 
     def _ml_hints(
         self, hints: DecisionHints, subjects: Mapping[str, Question], hint_space: Space | None

@@ -1,10 +1,13 @@
-"""The recall policy: gate -> route -> search -> judge -> keep -> pack, with stats and a trace."""
+"""The recall policy: gate -> route -> search -> judge -> (episodic re-scoring) -> keep -> pack,
+with stats and a trace."""
 
 from __future__ import annotations
 
+from .budget import ADAPTIVE_BUDGET, AdaptiveBudget
 from .config import FittedThreshold, ThresholdConfig, read_config, write_config
+from .conversation import CONVERSATION_WEIGHTS, ConversationWeights
 from .log import DecisionLog, LoggedTurn
-from .options import RecallOptions
+from .options import EPISODIC_OPTIONS, RecallOptions
 from .pack import CLOSE_TAG, OPEN_TAG, count_tokens, escape_memory_text, pack_context
 from .policy import KeptRecord, Recall, RecallPolicy, message_text
 from .stats import RecallStats
@@ -13,9 +16,14 @@ from .trace import Candidate, Trace
 from .turn import Turn
 
 __all__ = [
+    "ADAPTIVE_BUDGET",
     "CLOSE_TAG",
+    "CONVERSATION_WEIGHTS",
+    "EPISODIC_OPTIONS",
     "OPEN_TAG",
+    "AdaptiveBudget",
     "Candidate",
+    "ConversationWeights",
     "DecisionLog",
     "FittedThreshold",
     "KeptRecord",

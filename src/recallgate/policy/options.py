@@ -5,14 +5,24 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import UsageError
 from . import stages
+from .budget import ADAPTIVE_BUDGET, GATED_TOP_K, AdaptiveBudget
+from .conversation import CONVERSATION_WEIGHTS, ConversationWeights
 
-__all__ = ["KeepRule", "RecallOptions"]
+__all__ = ["EPISODIC_OPTIONS", "KeepRule", "RecallOptions"]
 
 KeepRule = stages.KeepRule
+
+
+#: The options for episodic memories, as fitted on LoCoMo dev (``recallgate tune keep``):
+#: ``RecallPolicy(store, **EPISODIC_OPTIONS)``. ``recallgate bench locomo``'s gated arm runs with them.
+EPISODIC_OPTIONS: Mapping[str, Any] = MappingProxyType(
+    {"conversation_rescore": CONVERSATION_WEIGHTS, "adaptive_budget": ADAPTIVE_BUDGET}
+)
 
 
 @dataclass(frozen=True)
@@ -23,8 +33,16 @@ class RecallOptions:
     :mod:`recallgate.policy.thresholds`).
     """
 
-    #: records searched per namespace (stock: and kept when they pass ``relevance_score``)
+    #: records searched per namespace by the stock arm (and kept when they pass
+    #: ``relevance_score``); the gated arm searches ``gated_top_k`` when that is set
     top_k: int = 10
+    #: records searched per namespace when a decider judges them. None (default): the depth
+    #: fitted for the decider's backend (``policy.budget.GATED_TOP_K``: 30 for the embedded
+    #: decider, fitted on LoCoMo dev) or ``top_k`` when that is larger; ``top_k`` for a backend
+    #: with no fitted depth. The judge keeps a few, so searching deeper costs judge time, not
+    #: prompt tokens. A turn's own ``top_k`` (``recall(..., top_k=N)``, a framework asking for
+    #: a page) is searched as asked.
+    gated_top_k: int | None = None
     #: the stock arm's score floor (``decider=None``)
     relevance_score: float = 0.2
     gate_threshold: float | None = None
@@ -35,6 +53,19 @@ class RecallOptions:
     relative_delta: float | None = None
     keep: KeepRule = "both"
     max_records: int | None = None
+    #: For episodic memories (observations of what happened, session by session, like
+    #: LoCoMo's): after the judge, re-score a turn's records by the sessions they came from and
+    #: their closeness to the pool's centre (:mod:`recallgate.policy.conversation`;
+    #: ``CONVERSATION_WEIGHTS`` were fitted on LoCoMo dev). Off (None) by default: on a
+    #: persona's facts and preferences, also told over several conversations, it drops records
+    #: a turn needs (``recallgate demo``: the flight turn loses YVR, the dinner turn the
+    #: vegetarian and peanut-allergy records). Embedded decider only: the weights are in its
+    #: judge log-odds (another decider's answers are left as they are, and the trace says so).
+    conversation_rescore: ConversationWeights | None = None
+    #: For episodic memories: keep as many records as :class:`AdaptiveBudget` says, after the
+    #: thresholds (``max_records`` still caps it; ``ADAPTIVE_BUDGET`` keeps at most 5). Off
+    #: (None) by default: the demo's dinner turn needs 11 records. Embedded decider only.
+    adaptive_budget: AdaptiveBudget | None = None
     max_record_chars: int = 600
     max_context_chars: int = 4000
     max_state_chars: int = 2000
@@ -50,6 +81,19 @@ class RecallOptions:
     def __post_init__(self) -> None:
         if self.top_k < 1:
             raise UsageError(f"top_k must be at least 1, got {self.top_k}")
+        if self.gated_top_k is not None and self.gated_top_k < 1:
+            raise UsageError(f"gated_top_k must be at least 1 (or None for top_k), got {self.gated_top_k}")
+        if self.conversation_rescore is not None and not isinstance(
+            self.conversation_rescore, ConversationWeights
+        ):
+            raise UsageError(
+                "conversation_rescore must be a ConversationWeights or None (off), "
+                f"got {self.conversation_rescore!r}"
+            )
+        if self.adaptive_budget is not None and not isinstance(self.adaptive_budget, AdaptiveBudget):
+            raise UsageError(
+                f"adaptive_budget must be an AdaptiveBudget or None (off), got {self.adaptive_budget!r}"
+            )
         if self.keep not in ("absolute", "relative", "both"):
             raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {self.keep!r}")
         if self.search_mode not in ("dense", "hybrid"):
@@ -63,6 +107,14 @@ class RecallOptions:
         if unknown:
             raise UsageError(f"unknown RecallPolicy option(s) {unknown}; known: {', '.join(sorted(known))}")
         return dataclasses.replace(base or cls(), **overrides)
+
+    def search_depth(self, backend: str | None) -> int:
+        """Records searched per namespace by a policy whose decider is ``backend`` (None: stock)."""
+        if backend is None:
+            return self.top_k
+        if self.gated_top_k is not None:
+            return self.gated_top_k
+        return max(self.top_k, GATED_TOP_K.get(backend, self.top_k))
 
     @property
     def limits(self) -> stages.Limits:

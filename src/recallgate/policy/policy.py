@@ -1,4 +1,5 @@
-"""RecallPolicy: conducts one turn through the stages, gate -> route -> search -> judge -> keep -> pack."""
+"""RecallPolicy: conducts one turn through the stages, gate -> route -> search -> judge ->
+(conversation re-scoring) -> keep -> pack."""
 
 from __future__ import annotations
 
@@ -43,6 +44,12 @@ class RecallPolicy:
     ``namespaces`` are templates (``"/facts/{actorId}"``); pass a dict of template ->
     description to let the decider route between them.
 
+    With the embedded decider, each namespace is searched 30 deep (``gated_top_k``) and the
+    judge chooses. For episodic memories (``**EPISODIC_OPTIONS``, off by default), the judge's
+    answers are re-scored by conversation session (``conversation_rescore``) and the count kept
+    adapts to how clearly the best records stand out (``adaptive_budget``, at most 5); the
+    trace's notes say what both did. All three were fitted on LoCoMo dev.
+
     Options are :class:`RecallOptions` fields, given as keywords or as ``options=``. With an
     OpenTelemetry SDK configured, each turn is a ``recallgate.recall`` span and the counters are
     metrics (:mod:`recallgate.policy.telemetry`); ``trace_content=True`` adds the message text. A remote
@@ -84,6 +91,8 @@ class RecallPolicy:
         #: where each threshold came from: "argument", "config PATH" or "default"
         self.threshold_sources: dict[str, str] = resolved.sources
         self.stats.unmeasured_thresholds.extend(resolved.unmeasured)
+        #: records searched per namespace each turn (the gated arm: ``RecallOptions.gated_top_k``)
+        self.search_depth = self.options.search_depth(backend)
         self._executor = _Executor()
         o = self.options
         self.breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
@@ -225,7 +234,8 @@ class RecallPolicy:
         turn.trace.message_chars = len(text)
         if top_k is not None and top_k < 1:
             raise UsageError(f"top_k must be at least 1, got {top_k}")
-        turn.top_k = top_k if top_k is not None else self.options.top_k
+        # the gated arm searches deeper than it keeps (the judge chooses); a turn's own top_k wins
+        turn.top_k = top_k if top_k is not None else self.search_depth
         turn.max_records = max_records if max_records is not None else self.options.max_records
         if not text.strip():
             turn.trace.skipped = "no text in the message"
@@ -274,6 +284,17 @@ class RecallPolicy:
             return
         judged = stages.judge(turn, self.guarded_decider, self.store.embedder, candidates)
         o = self.options
+        budget: int | None = None
+        # Episodic memories (opt-in): re-score by session, keep by the adaptive budget (both
+        # fitted for the embedded decider's log-odds; another judge's answers are left alone).
+        scores = None
+        if judged and (o.conversation_rescore is not None or o.adaptive_budget is not None):
+            scores = stages.fitted_log_odds(turn, candidates, self.guarded_decider.name)
+        if scores is not None:
+            if o.conversation_rescore is not None:
+                scores = stages.rescore_conversation(turn, candidates, scores, o.conversation_rescore)
+            if o.adaptive_budget is not None:
+                budget = stages.adaptive_keep_count(turn, scores, o.adaptive_budget)
 
         def rule() -> str:
             return stages.apply_keep_rule(
@@ -282,6 +303,7 @@ class RecallPolicy:
                 self.thresholds.get("judge", 0.5),
                 self.thresholds.get("judge_relative", 0.3),
                 turn.max_records,
+                budget,
             )
 
         stages.keep_judged(turn, candidates, judged, rule)

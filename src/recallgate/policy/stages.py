@@ -16,12 +16,22 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..deciders import DecisionHints
-from ..deciders.questions import ChoiceAnswer, Question
+from ..deciders import Decision, DecisionHints
+from ..deciders.questions import MAX_QUESTIONS, ChoiceAnswer, Question
 from ..embeddings import Embedder
 from ..errors import DeciderError, error_kind
 from ..records import SearchHit, render_text
 from ..stores.base import SearchMode
+from .budget import AdaptiveBudget, keep_count
+from .conversation import (
+    ConversationWeights,
+    conversational,
+    log_odds,
+    probability,
+    rescore_by_conversation,
+    session_of,
+    unfitted_reason,
+)
 from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
 from .names import name_terms
 from .pack import count_tokens, pack_context
@@ -33,13 +43,16 @@ from .wording import GATE, ROUTE, judge_question
 __all__ = [
     "KeepRule",
     "Limits",
+    "adaptive_keep_count",
     "apply_keep_rule",
     "ask_gate",
     "embed",
+    "fitted_log_odds",
     "judge",
     "keep_above_floor",
     "open_gate",
     "pack",
+    "rescore_conversation",
     "route",
     "search",
 ]
@@ -100,7 +113,7 @@ def state_for(text: str, limits: Limits, turn: Turn) -> str:
 # ---- asking the decider ----------------------------------------------------------------------
 def _ask(
     turn: Turn, decider: GuardedDecider, questions: dict[str, Question], hints: DecisionHints, stage: str
-) -> dict[str, Any] | None:
+) -> Decision | None:
     """One guarded decider call; None (traced) when it failed or was skipped."""
     started = time.perf_counter()
     try:
@@ -120,7 +133,7 @@ def _ask(
     turn.trace.timings_ms[stage] = turn.trace.timings_ms.get(stage, 0.0) + _ms(started)
     # A backend that had to cut the state says so; the trace must show it, never silently.
     turn.trace.notes.extend(f"{stage}: {w}" for w in decision.warnings)
-    return decision.answers
+    return decision
 
 
 def ask_gate(turn: Turn, decider: GuardedDecider, questions: dict[str, Question], stats: RecallStats) -> None:
@@ -129,7 +142,8 @@ def ask_gate(turn: Turn, decider: GuardedDecider, questions: dict[str, Question]
         return
     started = time.time_ns()
     hints = DecisionHints(state_vector=turn.vector, embedder_name=turn.embedder_name)
-    turn.gate_answers = _ask(turn, decider, questions, hints, "gate")
+    decision = _ask(turn, decider, questions, hints, "gate")
+    turn.gate_answers = decision.answers if decision is not None else None
     turn.trace.stages.append(
         StageSpan("recallgate.gate", started, time.time_ns(), {"recallgate.questions": len(questions)})
     )
@@ -295,7 +309,8 @@ def candidates_of(turn: Turn) -> list[Candidate]:
 
 
 def judge(turn: Turn, decider: GuardedDecider, embedder: Embedder, candidates: list[Candidate]) -> bool:
-    """Ask the judge about every candidate in one call; False when it failed (keep all)."""
+    """Ask the judge about every candidate (one call per MAX_QUESTIONS of them); False when it
+    failed (keep all)."""
     if turn.decider_failed:
         # One failure per turn at most: a decider that just timed out or answered garbage
         # would most likely do it again, doubling the turn's worst case for nothing.
@@ -320,23 +335,100 @@ def judge(turn: Turn, decider: GuardedDecider, embedder: Embedder, candidates: l
                 hints.subject_vectors[f"r{i}"] = np.asarray(vector, dtype=np.float32)
         except Exception as exc:  # the decider embeds them itself then
             turn.trace.notes.append(f"judge: records not embedded here ({type(exc).__name__})")
+    turn.judged_vectors = [hints.subject_vectors.get(f"r{i}") for i in range(len(candidates))]
     started = time.time_ns()
-    answers = _ask(turn, decider, questions, hints, "judge")
+    # One call holds at most MAX_QUESTIONS (the decision wire format's limit): a deep search
+    # over several namespaces is judged in as many calls as it takes, and fails open as a whole.
+    names = list(questions)
+    answers: dict[str, Any] = {}
+    usage: dict[str, float] = {}
+    for start in range(0, len(names), MAX_QUESTIONS):
+        part = {n: questions[n] for n in names[start : start + MAX_QUESTIONS]}
+        decision = _ask(turn, decider, part, hints, "judge")
+        if decision is None:
+            break
+        answers.update(decision.answers)
+        for key, value in decision.usage.items():
+            usage[key] = usage.get(key, 0) + value
     turn.trace.stages.append(
         StageSpan("recallgate.judge", started, time.time_ns(), {"recallgate.records.judged": len(questions)})
     )
-    if answers is None:
+    if len(answers) < len(names):
         return False
+    turn.judge_usage = usage
     for i, c in enumerate(candidates):
         p = answers[f"r{i}"]
         c.judge_p = float(p) if isinstance(p, float) else None
     return True
 
 
+# ---- episodic memories: re-scoring and the adaptive budget (between judge and keep) ----------
+def fitted_log_odds(turn: Turn, candidates: list[Candidate], decider: str | None) -> np.ndarray | None:
+    """The judge's log-odds of the turn's candidates when the conversation re-scoring and the
+    adaptive budget were fitted for this judge (the embedded decider, in its default English
+    model's space); None otherwise, said in the trace."""
+    if not candidates or any(c.judge_p is None for c in candidates):
+        return None
+    reason = unfitted_reason(decider, turn.embedder_name, turn.judge_usage.get("multilingual_judged", 0))
+    if reason is None and any(v is None for v in turn.judged_vectors):
+        reason = "some records had no vector to compare"
+    if reason is not None:
+        turn.trace.notes.append(f"conversation re-scoring and adaptive budget not applied: {reason}")
+        return None
+    return log_odds([c.judge_p or 0.0 for c in candidates])
+
+
+def rescore_conversation(
+    turn: Turn, candidates: list[Candidate], scores: np.ndarray, weights: ConversationWeights
+) -> np.ndarray:
+    """Re-score the judged candidates by the sessions they came from
+    (:mod:`recallgate.policy.conversation`) and write the re-scored probability back as each
+    candidate's ``judge_p``; returns the new log-odds. Records from fewer than two sessions are
+    left as the judge said."""
+    sessions = [session_of(hit.record.metadata) for _, hit in turn.hits]
+    if not conversational(sessions):
+        turn.trace.notes.append(
+            "conversation re-scoring: the records come from fewer than 2 sessions, unchanged"
+        )
+        return scores
+    started = time.perf_counter()
+    vectors = np.stack([np.asarray(v, dtype=np.float64) for v in turn.judged_vectors if v is not None])
+    rescored = rescore_by_conversation(
+        scores, vectors, sessions, centre_weight=weights.centre, session_weight=weights.session
+    )
+    for c, p in zip(candidates, probability(rescored), strict=True):
+        c.judge_p = float(p)
+    before, after = int(np.argmax(scores)), int(np.argmax(rescored))
+    turn.trace.notes.append(
+        f"conversation re-scoring: {len(candidates)} records from "
+        f"{len({s for s in sessions if s is not None})} sessions, judge_p re-scored (pool centrality "
+        f"x{weights.centre:.3g}, session support x{weights.session:.3g}); best record "
+        + ("unchanged" if before == after else f"now {candidates[after].id} (was {candidates[before].id})")
+    )
+    turn.trace.timings_ms["rescore"] = _ms(started)
+    return rescored
+
+
+def adaptive_keep_count(turn: Turn, scores: np.ndarray, budget: AdaptiveBudget) -> int:
+    """How many records the adaptive budget keeps this turn (said in the trace)."""
+    count = keep_count(scores, budget)
+    turn.trace.notes.append(f"adaptive keep budget: {count} of {len(scores)} ({budget.describe()})")
+    return count
+
+
 def apply_keep_rule(
-    candidates: list[Candidate], rule: KeepRule, absolute: float, delta: float, max_records: int | None
+    candidates: list[Candidate],
+    rule: KeepRule,
+    absolute: float,
+    delta: float,
+    max_records: int | None,
+    budget: int | None = None,
 ) -> str:
-    """Mark candidates kept or dropped (with the reason); returns the rule as text."""
+    """Mark candidates kept or dropped (with the reason); returns the rule as text.
+
+    ``budget``: the adaptive keep budget's count this turn (:func:`adaptive_keep_count`), kept
+    after the thresholds and under ``max_records``.
+    """
     probs = [c.judge_p for c in candidates if c.judge_p is not None]
     best = max(probs) if probs else 0.0
     rules = []
@@ -344,6 +436,8 @@ def apply_keep_rule(
         rules.append(f"p >= {absolute:.3g}")
     if rule in ("relative", "both"):
         rules.append(f"p >= best - {delta:.3g}")
+    if budget is not None:
+        rules.append(f"the best {budget} (adaptive budget)")
     order = sorted(range(len(candidates)), key=lambda i: -(candidates[i].judge_p or 0.0))
     kept = 0
     for i in order:
@@ -355,6 +449,8 @@ def apply_keep_rule(
             c.reason = f"p {p:.2f} < best {best:.2f} - {delta:.3g}"
         elif max_records is not None and kept >= max_records:
             c.reason = f"over max_records {max_records}"
+        elif budget is not None and kept >= budget:
+            c.reason = f"over the adaptive keep budget {budget}"
         else:
             c.kept, c.reason = True, f"p {p:.2f} kept"
             kept += 1

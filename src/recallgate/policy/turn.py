@@ -69,6 +69,12 @@ class Turn:
     top_k: int = 10
     max_records: int | None = None
     hits: list[tuple[str, SearchHit]] = field(default_factory=list)
+    #: the vector each hit was judged with (the record's, or embedded for the judge; None when
+    #: the decider embedded it itself), in ``hits`` order
+    judged_vectors: list[np.ndarray | None] = field(default_factory=list)
+    #: what the judge call reported using (e.g. ``multilingual_judged``: records the embedded
+    #: decider judged with its multilingual model)
+    judge_usage: dict[str, float] = field(default_factory=dict)
     kept: list[KeptRecord] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
     #: wall-clock start, epoch ns (for spans)
