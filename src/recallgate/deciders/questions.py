@@ -160,7 +160,7 @@ def _validate_question(name: str, q: Question) -> None:
     if q.type == "noul":
         if criteria is None:
             return
-        if not isinstance(criteria, Mapping) or not set(criteria) <= {"true", "false"}:
+        if not isinstance(criteria, Mapping) or not criteria.keys() <= {"true", "false"}:
             raise QuestionError(f"question {name!r}: noul criteria must be {{'true': str, 'false': str}}")
         if not all(isinstance(v, str) for v in criteria.values()):
             raise QuestionError(f"question {name!r}: criteria values must be strings")
@@ -278,6 +278,11 @@ def parse_answers(questions: Mapping[str, Question], raw: Any) -> dict[str, Answ
     out: dict[str, Answer] = {}
     for name, question in questions.items():
         value = raw[name]
+        if type(value) is float and 0.0 <= value <= 1.0 and question.type == "noul":
+            # the common case (an in-process judge's probabilities), already valid: no NaN or
+            # bool passes this test; a judge of 60 records a turn spends its time here otherwise
+            out[name] = value
+            continue
         if isinstance(value, ChoiceAnswer) and question.type == "choice":
             # An answer object from an in-process backend gets the same checks as wire JSON.
             value = {

@@ -1,7 +1,8 @@
 """The stages of one turn, as plain functions over a :class:`Turn`.
 
-embed -> gate (+ route, same decider call) -> search -> judge -> keep -> pack. Each stage reads
-what it needs from the turn and the arguments it is given, records what it did in
+embed -> gate (+ route, same decider call) -> search -> judge -> (episodic re-scoring) -> keep
+-> pack. Each stage reads what it needs from the turn and the arguments it is given, records
+what it did in
 ``turn.trace`` and the counters, and never raises for a backend's failure: a decider that fails
 fails open (retrieve, keep everything), a search that fails injects nothing. Both say so in the
 trace and in ``stats``. :class:`~recallgate.policy.RecallPolicy` conducts them.
