@@ -468,9 +468,9 @@ async def test_async_store_methods_do_not_block_the_loop(service):
         await store.asearch("/facts/u1", "dinner", text="dinner")
 
 
-@pytest.mark.parametrize("memory_id", ["MEMORY_ID", "<your memory id>", "mem 1"])
-def test_a_placeholder_memory_id_is_one_clear_error_before_any_aws_call(fake, memory_id):
-    with pytest.raises(UsageError, match="is not an AgentCore memory id"):
+@pytest.mark.parametrize("memory_id", ["MEMORY_ID", "mem 1"])
+def test_a_placeholder_memory_id_is_one_clear_error_before_any_request(fake, memory_id):
+    with pytest.raises(UsageError, match="was refused before any request was sent"):
         GatedAgentCoreMemorySessionManager(
             AgentCoreMemoryConfig(memory_id=memory_id, session_id="s1", actor_id="u1"),
             boto_session=fake.session(),
