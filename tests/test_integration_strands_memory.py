@@ -468,7 +468,7 @@ async def test_the_searcher_serves_the_turn_it_is_awaited_in():
 
     outside = await gate.searcher.asearch(gated.key, vector, text="Lena?")
     assert [h.record.text for h in outside] == [FACTS[2]] and store.searches[-1] == ("Lena?", None)
-    with pytest.raises(UsageError, match="use `await policy.arecall`"):
+    with pytest.raises(UsageError, match=r"use `await policy\.arecall`"):
         gate.searcher.search(gated.key, vector, text="Lena?")
     in_a_thread = await asyncio.to_thread(gate.searcher.search, gated.key, vector, text="Lena?")
     assert [h.record.text for h in in_a_thread] == [FACTS[2]]
