@@ -30,13 +30,14 @@ same event-loop step (``asyncio.gather``); the gate collects the searches for th
 start in that step into one turn: the gate is asked once, the stores the manager asked are
 searched concurrently, and the judge ranks the entries of all of them in one call. The turn then
 answers like one store spanning its members: at most ``N`` entries in total (``N`` = the number the
-manager asked each store for, the largest when they differ; the policy's ``max_records`` for the
-turn), the judge's best of all stores, each store returning its share. ``MemoryManager`` caps
-injection at ``max_entries`` after concatenating stores in registration order; because the shares
-already hold only the ``max_entries`` best, that cap keeps the best of all stores instead of the
-first store's. Stores wrapped one by one (``GatedMemoryStore(store)``) each have their own gate:
-each asks it, and ranks only its own entries. Concurrent turns (the same question from two agents
-at once included) are independent: each runs in its own context.
+manager asked each store for, the largest when they differ: the policy's ``max_records`` for the
+turn), the judge's best of all stores, each store returning its share (more than that store was
+asked for only when the counts differ and ``over_fetch`` fetched more from it). ``MemoryManager``
+caps injection at ``max_entries`` after concatenating stores in registration order; because the
+shares already hold only the ``max_entries`` best, that cap keeps the best of all stores instead of
+the first store's. Stores wrapped one by one (``GatedMemoryStore(store)``) each have their own
+gate: each asks it, and ranks only its own entries. Concurrent turns (the same question from two
+agents at once included) are independent: each runs in its own context.
 
 **Failures.** An inner ``search`` that raises is counted by kind (``stats.errors_by_kind``, e.g.
 ``store:ThrottlingException``) and that store's ``search`` re-raises the original exception, so
