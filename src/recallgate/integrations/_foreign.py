@@ -29,6 +29,7 @@ __all__ = [
     "NO_BUDGET",
     "THRESHOLD_KEYS",
     "Keep",
+    "at_most",
     "current_search",
     "foreign_policy",
     "kept_in_order",
