@@ -155,6 +155,26 @@ async def test_a_failing_service_is_counted_and_the_turn_gets_nothing():
         await gated.add_session_to_memory(past_session())
 
 
+async def test_memories_without_text_are_skipped_and_counted():
+    class WithImages(BaseMemoryService):
+        async def add_session_to_memory(self, session: Any) -> None: ...
+
+        async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+            picture = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"png"))
+            return SearchMemoryResponse(
+                memories=[
+                    MemoryEntry(content=types.Content(role="user", parts=[picture])),
+                    MemoryEntry(content=types.Content(role="user", parts=[types.Part(text="  ")])),
+                    MemoryEntry(content=types.Content(role="user", parts=[types.Part(text=PAST[1])])),
+                ]
+            )
+
+    gated = GatedMemoryService(WithImages(), decider=AlwaysOpen())
+    assert texts(await gated.search_memory(app_name=APP, user_id=USER, query=DRINK)) == [PAST[1]]
+    assert gated.stats.records_skipped == 2 and "skipped (not text) 2" in gated.stats.report()
+    assert gated.stats.errors == 0
+
+
 async def test_concurrent_searches_keep_their_own_users(inner):
     await inner.add_session_to_memory(past_session(user="kim", texts=["I only drink green tea, no coffee."]))
     gated = GatedMemoryService(inner, decider=AlwaysOpen())
