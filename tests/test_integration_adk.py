@@ -28,7 +28,6 @@ from google.genai import types
 
 from recallgate import MemoryRecord, RecallStats, open_store
 from recallgate.integrations.adk import GatedMemoryService, RecallgateMemoryService, entry_text
-from test_store_conformance import Location
 
 APP, USER = "rg-test", "sam"
 PAST = [
@@ -259,27 +258,6 @@ async def test_load_memory_returns_only_judged_memories_to_the_model(inner):
 
 
 # ---- recallgate's stores as an ADK memory service: the conformance suite, where it applies ------
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request, tmp_path):
-    """The conformance suite's locations: a SQLite file, or a PostgreSQL schema of its own."""
-    if request.param == "sqlite":
-        loc = Location("sqlite", f"sqlite:///{tmp_path}/conformance.db", {})
-        yield loc
-    else:
-        url = request.getfixturevalue("pg_url")
-        loc = Location("postgres", url, {"schema": f"adkconf_{uuid.uuid4().hex[:12]}"})
-        yield loc
-        import psycopg
-
-        for store in loc.opened:
-            store.close()
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{loc.options["schema"]}" CASCADE')
-        return
-    for store in loc.opened:
-        store.close()
 
 
 @pytest.fixture
