@@ -6,7 +6,6 @@ errors included)."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import threading
 import time
@@ -20,7 +19,6 @@ from strands import Agent
 from strands.memory import MemoryEntry, MemoryInjectionConfig, MemoryManager
 from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import _has_method
-from strands.models.model import Model
 from strands.vended_memory_stores.test_memory_store import TestMemoryStore
 
 from recallgate import RecallStats
@@ -33,6 +31,7 @@ from recallgate.integrations.strands import (
     gated_injection,
     gated_stores,
 )
+from scripted_model import ScriptedModel as BaseScriptedModel
 
 FACTS = [
     "The user writes Python at work and says hello to the team every morning.",
@@ -47,32 +46,8 @@ PREFS = [
 DRINK = "What should I drink this afternoon?"
 
 
-class ScriptedModel(Model):
-    """Says "ok"; records every message list it is sent (deep copies)."""
-
-    def __init__(self) -> None:
-        self.config: dict[str, Any] = {}
-        self.calls: list[list[dict[str, Any]]] = []
-
-    def update_config(self, **model_config: Any) -> None:
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:
-        return self.config
-
-    async def structured_output(self, *args: Any, **kwargs: Any):  # pragma: no cover - unused
-        raise NotImplementedError
-        yield
-
-    async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs: Any):
-        self.calls.append(copy.deepcopy(messages))
-        for event in (
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockDelta": {"delta": {"text": "ok"}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": "end_turn"}},
-        ):
-            yield event
+class ScriptedModel(BaseScriptedModel):
+    """Says "ok" (no script); records every message list it is sent."""
 
     def shown(self, call: int = -1) -> str:
         """Every text block of the last user message of a model call."""

@@ -170,7 +170,7 @@ def test_recall_spans_nest_under_strands_agent_spans(otel, persona) -> None:
     from strands import Agent
 
     from recallgate.integrations.strands import RecallHook
-    from test_integration_strands import ScriptedModel
+    from scripted_model import ScriptedModel
 
     policy = RecallPolicy(persona, namespaces=DEMO_NAMESPACES)
     agent = Agent(
