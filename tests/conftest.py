@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from recallgate.embeddings import HashingEmbedder, default_embedder
-from recallgate.stores import SQLiteStore
+from recallgate.stores import SQLiteStore, open_store
 
 
 @pytest.fixture
@@ -82,3 +83,39 @@ def postgres_server():
 def pg_url(postgres_server):
     """URL of the session's PostgreSQL (superuser)."""
     return postgres_server.url
+
+
+# ---- where conformance tests put their stores (shared by the adapters' suites) -------------
+
+
+class Location:
+    """Where a test's stores live; ``open()`` returns one more store on the same data."""
+
+    def __init__(self, kind: str, url: str, options: dict) -> None:
+        self.kind, self.url, self.options = kind, url, options
+        self.opened: list = []
+
+    def open(self, embedder=None):
+        store = open_store(self.url, embedder=embedder or HashingEmbedder(64), **self.options)
+        self.opened.append(store)
+        return store
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request, tmp_path):
+    if request.param == "sqlite":
+        loc = Location("sqlite", f"sqlite:///{tmp_path}/conformance.db", {})
+        yield loc
+    else:
+        url = request.getfixturevalue("pg_url")
+        loc = Location("postgres", url, {"schema": f"conformance_{uuid.uuid4().hex[:12]}"})
+        yield loc
+        for store in loc.opened:
+            store.close()
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{loc.options["schema"]}" CASCADE')
+        return
+    for store in loc.opened:
+        store.close()

@@ -28,7 +28,6 @@ from google.genai import types
 
 from recallgate import MemoryRecord, RecallStats, open_store
 from recallgate.integrations.adk import GatedMemoryService, RecallgateMemoryService, entry_text
-from test_store_conformance import Location
 
 APP, USER = "rg-test", "sam"
 PAST = [
@@ -155,6 +154,26 @@ async def test_a_failing_service_is_counted_and_the_turn_gets_nothing():
         await gated.add_session_to_memory(past_session())
 
 
+async def test_memories_without_text_are_skipped_and_counted():
+    class WithImages(BaseMemoryService):
+        async def add_session_to_memory(self, session: Any) -> None: ...
+
+        async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+            picture = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"png"))
+            return SearchMemoryResponse(
+                memories=[
+                    MemoryEntry(content=types.Content(role="user", parts=[picture])),
+                    MemoryEntry(content=types.Content(role="user", parts=[types.Part(text="  ")])),
+                    MemoryEntry(content=types.Content(role="user", parts=[types.Part(text=PAST[1])])),
+                ]
+            )
+
+    gated = GatedMemoryService(WithImages(), decider=AlwaysOpen())
+    assert texts(await gated.search_memory(app_name=APP, user_id=USER, query=DRINK)) == [PAST[1]]
+    assert gated.stats.records_skipped == 2 and "skipped (not text) 2" in gated.stats.report()
+    assert gated.stats.errors == 0
+
+
 async def test_concurrent_searches_keep_their_own_users(inner):
     await inner.add_session_to_memory(past_session(user="kim", texts=["I only drink green tea, no coffee."]))
     gated = GatedMemoryService(inner, decider=AlwaysOpen())
@@ -239,27 +258,6 @@ async def test_load_memory_returns_only_judged_memories_to_the_model(inner):
 
 
 # ---- recallgate's stores as an ADK memory service: the conformance suite, where it applies ------
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request, tmp_path):
-    """The conformance suite's locations: a SQLite file, or a PostgreSQL schema of its own."""
-    if request.param == "sqlite":
-        loc = Location("sqlite", f"sqlite:///{tmp_path}/conformance.db", {})
-        yield loc
-    else:
-        url = request.getfixturevalue("pg_url")
-        loc = Location("postgres", url, {"schema": f"adkconf_{uuid.uuid4().hex[:12]}"})
-        yield loc
-        import psycopg
-
-        for store in loc.opened:
-            store.close()
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{loc.options["schema"]}" CASCADE')
-        return
-    for store in loc.opened:
-        store.close()
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ above that -- boto3 clients, parameter validation, upstream's session manager, a
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import re
@@ -29,7 +28,6 @@ from bedrock_agentcore.memory.integrations.strands.session_manager import (  # n
 )
 from botocore.awsrequest import AWSResponse  # noqa: E402
 from strands import Agent  # noqa: E402
-from strands.models.model import Model  # noqa: E402
 
 from recallgate import RecallPolicy, RecallStats, open_store  # noqa: E402
 from recallgate.errors import UsageError  # noqa: E402
@@ -37,6 +35,7 @@ from recallgate.extraction import extract_and_store  # noqa: E402
 from recallgate.integrations.agentcore import GatedAgentCoreMemorySessionManager  # noqa: E402
 from recallgate.records import Event, MemoryRecord  # noqa: E402
 from recallgate.stores.agentcore import AgentCoreError, AgentCoreStore, parse_agentcore_url  # noqa: E402
+from scripted_model import ScriptedModel as BaseScriptedModel  # noqa: E402
 
 MEMORY_ID = "mem-abcdefghij"
 WORD = re.compile(r"[a-z0-9]+")
@@ -156,30 +155,8 @@ class FakeAgentCore:
         raise AssertionError(f"the fake does not know {op}")
 
 
-class ScriptedModel(Model):
-    def __init__(self) -> None:
-        self.config: dict[str, Any] = {}
-        self.calls: list[list[dict[str, Any]]] = []
-
-    def update_config(self, **model_config: Any) -> None:
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:
-        return self.config
-
-    async def structured_output(self, *args: Any, **kwargs: Any):  # pragma: no cover - unused
-        raise NotImplementedError
-        yield
-
-    async def stream(self, messages, *args: Any, **kwargs: Any):
-        self.calls.append(copy.deepcopy(messages))
-        for event in (
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockDelta": {"delta": {"text": "ok"}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": "end_turn"}},
-        ):
-            yield event
+class ScriptedModel(BaseScriptedModel):
+    """Says "ok" (no script); records every message list it is sent."""
 
     def context(self, call: int = -1) -> str:
         """The context block the model saw in the user message of a call ("" when none)."""
@@ -468,9 +445,9 @@ async def test_async_store_methods_do_not_block_the_loop(service):
         await store.asearch("/facts/u1", "dinner", text="dinner")
 
 
-@pytest.mark.parametrize("memory_id", ["MEMORY_ID", "<your memory id>", "mem 1"])
-def test_a_placeholder_memory_id_is_one_clear_error_before_any_aws_call(fake, memory_id):
-    with pytest.raises(UsageError, match="is not an AgentCore memory id"):
+@pytest.mark.parametrize("memory_id", ["MEMORY_ID", "mem 1"])
+def test_a_placeholder_memory_id_is_one_clear_error_before_any_request(fake, memory_id):
+    with pytest.raises(UsageError, match="was refused before any request was sent"):
         GatedAgentCoreMemorySessionManager(
             AgentCoreMemoryConfig(memory_id=memory_id, session_id="s1", actor_id="u1"),
             boto_session=fake.session(),

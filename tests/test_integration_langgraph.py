@@ -36,7 +36,6 @@ from recallgate.integrations.langgraph import (
     namespace_path,
     namespace_tuple,
 )
-from test_store_conformance import Location
 
 NS = ("memories", "u1")
 MEMORIES = {
@@ -363,27 +362,6 @@ async def test_over_langgraphs_async_postgres_store(pg_database, minilm):
 
 
 # ---- recallgate's stores as a LangGraph BaseStore: the conformance suite, where it applies -------
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request, tmp_path):
-    """The conformance suite's locations: a SQLite file, or a PostgreSQL schema of its own."""
-    if request.param == "sqlite":
-        loc = Location("sqlite", f"sqlite:///{tmp_path}/conformance.db", {})
-        yield loc
-    else:
-        url = request.getfixturevalue("pg_url")
-        loc = Location("postgres", url, {"schema": f"lgconf_{uuid.uuid4().hex[:12]}"})
-        yield loc
-        import psycopg
-
-        for store in loc.opened:
-            store.close()
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{loc.options["schema"]}" CASCADE')
-        return
-    for store in loc.opened:
-        store.close()
 
 
 @pytest.fixture

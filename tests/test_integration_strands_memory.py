@@ -6,7 +6,6 @@ errors included)."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import threading
 import time
@@ -20,7 +19,6 @@ from strands import Agent
 from strands.memory import MemoryEntry, MemoryInjectionConfig, MemoryManager
 from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import _has_method
-from strands.models.model import Model
 from strands.vended_memory_stores.test_memory_store import TestMemoryStore
 
 from recallgate import RecallStats
@@ -33,6 +31,7 @@ from recallgate.integrations.strands import (
     gated_injection,
     gated_stores,
 )
+from scripted_model import ScriptedModel as BaseScriptedModel
 
 FACTS = [
     "The user writes Python at work and says hello to the team every morning.",
@@ -47,32 +46,8 @@ PREFS = [
 DRINK = "What should I drink this afternoon?"
 
 
-class ScriptedModel(Model):
-    """Says "ok"; records every message list it is sent (deep copies)."""
-
-    def __init__(self) -> None:
-        self.config: dict[str, Any] = {}
-        self.calls: list[list[dict[str, Any]]] = []
-
-    def update_config(self, **model_config: Any) -> None:
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:
-        return self.config
-
-    async def structured_output(self, *args: Any, **kwargs: Any):  # pragma: no cover - unused
-        raise NotImplementedError
-        yield
-
-    async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs: Any):
-        self.calls.append(copy.deepcopy(messages))
-        for event in (
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockDelta": {"delta": {"text": "ok"}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": "end_turn"}},
-        ):
-            yield event
+class ScriptedModel(BaseScriptedModel):
+    """Says "ok" (no script); records every message list it is sent."""
 
     def shown(self, call: int = -1) -> str:
         """Every text block of the last user message of a model call."""
@@ -339,9 +314,9 @@ async def test_entries_with_empty_or_non_text_content_are_skipped_and_counted():
 
     gated = GatedMemoryStore(Odd(), decider=AlwaysOpen())
     assert [e.content for e in await gated.search("tea?")] == ["tea"]
-    assert gated.gate.skipped_entries == 3
+    assert gated.gate.stats.records_skipped == 3
     assert "3 entries with empty or non-text content skipped" in gated.gate.last_recall.trace.notes
-    assert "entries skipped (empty or non-text content): 3" in gated.gate.report()
+    assert "skipped (not text) 3" in gated.gate.report()
 
 
 async def test_a_failing_inner_store_is_counted_and_the_manager_keeps_its_partial_failure_behaviour():
@@ -449,24 +424,38 @@ def test_the_same_question_on_two_event_loops_at_once_gets_each_its_own_answer()
     assert len(set(inner.loops)) == 2  # each turn's inner search ran on its own agent's loop
 
 
-async def test_the_searcher_can_be_awaited_natively():
-    """``asearch``: what the policy calls once ``RecallPolicy.arecall`` awaits searchers."""
+async def test_the_searcher_serves_the_turn_it_is_awaited_in():
+    """``asearch`` is what ``arecall`` awaits: inside a gate's turn it asks only the stores the
+    manager asked, for what it asked; outside one (a direct policy call), a member store for its
+    own count. The sync ``search`` runs it in a fresh loop, and says what to do on a loop thread."""
+    from recallgate.integrations._foreign import searching
+    from recallgate.integrations.strands_memory import _Turn
+
     store = seeded("facts", FACTS)
     gate = MemoryGate(AlwaysOpen())
     gated = gate.wrap(store)
-    from recallgate.integrations.strands_memory import _Turn
-
-    asks = {gated.key: gate._ask(gated, {"max_search_results": 2})}
-    turn = _Turn("Lena?", asyncio.get_running_loop(), asks)
-    await gate.searcher.open_turn(turn)
-    try:
-        vector = gate.searcher.embedder.embed(["Lena?"])[0]
+    vector = gate.searcher.embedder.embed(["Lena?"])[0]
+    with searching(gate.searcher, _Turn("Lena?", {gated.key: gate._ask(gated, {"max_search_results": 2})})):
         hits = await gate.searcher.asearch(gated.key, vector, text="Lena?")
         assert await gate.searcher.asearch("elsewhere", vector, text="Lena?") == []
-    finally:
-        gate.searcher.close_turn(turn)
     assert [h.record.text for h in hits] == [FACTS[2]] and 0 <= hits[0].score <= 1
     assert store.searches == [("Lena?", {"max_search_results": 2})]
+
+    outside = await gate.searcher.asearch(gated.key, vector, text="Lena?")
+    assert [h.record.text for h in outside] == [FACTS[2]] and store.searches[-1] == ("Lena?", None)
+    with pytest.raises(UsageError, match=r"use `await policy\.arecall`"):
+        gate.searcher.search(gated.key, vector, text="Lena?")
+    in_a_thread = await asyncio.to_thread(gate.searcher.search, gated.key, vector, text="Lena?")
+    assert [h.record.text for h in in_a_thread] == [FACTS[2]]
+
+
+def test_a_direct_policy_recall_searches_every_member_store_for_its_own_count():
+    facts, prefs = seeded("facts", FACTS), seeded("preferences", PREFS)
+    stores = gated_stores([facts, prefs], decider=AlwaysOpen())
+    recall = stores[0].gate.policy.recall("Where does my sister Lena live?", actor_id="strands")
+    assert FACTS[2] in recall.context and recall.trace.errors == []
+    assert facts.searches == [("Where does my sister Lena live?", None)]
+    assert prefs.searches == [("Where does my sister Lena live?", None)]
 
 
 # ---- gated_injection ---------------------------------------------------------------------------

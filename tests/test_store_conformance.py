@@ -7,49 +7,14 @@ session's PostgreSQL) and may open several stores on it, as several workers woul
 from __future__ import annotations
 
 import threading
-import uuid
 
 import numpy as np
 import pytest
 
 from recallgate import DimensionMismatchError, Event, MemoryRecord, UsageError
 from recallgate.embeddings import HashingEmbedder
-from recallgate.stores import open_store
 
 R = MemoryRecord
-
-
-class Location:
-    """Where a test's stores live; ``open()`` returns one more store on the same data."""
-
-    def __init__(self, kind: str, url: str, options: dict) -> None:
-        self.kind, self.url, self.options = kind, url, options
-        self.opened: list = []
-
-    def open(self, embedder=None):
-        store = open_store(self.url, embedder=embedder or HashingEmbedder(64), **self.options)
-        self.opened.append(store)
-        return store
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request, tmp_path):
-    if request.param == "sqlite":
-        loc = Location("sqlite", f"sqlite:///{tmp_path}/conformance.db", {})
-        yield loc
-    else:
-        url = request.getfixturevalue("pg_url")
-        loc = Location("postgres", url, {"schema": f"conformance_{uuid.uuid4().hex[:12]}"})
-        yield loc
-        for store in loc.opened:
-            store.close()
-        import psycopg
-
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{loc.options["schema"]}" CASCADE')
-        return
-    for store in loc.opened:
-        store.close()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ once (the first test that needs them) and each test reads what its own turns add
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -170,7 +170,7 @@ def test_recall_spans_nest_under_strands_agent_spans(otel, persona) -> None:
     from strands import Agent
 
     from recallgate.integrations.strands import RecallHook
-    from test_integration_strands import ScriptedModel
+    from scripted_model import ScriptedModel
 
     policy = RecallPolicy(persona, namespaces=DEMO_NAMESPACES)
     agent = Agent(
@@ -187,4 +187,120 @@ def test_recall_spans_nest_under_strands_agent_spans(otel, persona) -> None:
         parent = by_id[parent.span_id].parent
     assert parents and all(not name.startswith("recallgate") for name in parents), parents
     assert recall.context.trace_id == by_id[recall.parent.span_id].context.trace_id
+    policy.close()
+
+
+def _ancestors(span: ReadableSpan, spans: Sequence[ReadableSpan]) -> list[ReadableSpan]:
+    """``span``'s parents among ``spans``, nearest first."""
+    by_id = {s.context.span_id: s for s in spans}
+    found = []
+    parent = span.parent
+    while parent is not None and parent.span_id in by_id:
+        found.append(by_id[parent.span_id])
+        parent = found[-1].parent
+    return found
+
+
+def test_recall_spans_nest_under_the_memory_managers_search_span(otel) -> None:
+    pytest.importorskip("strands.memory")
+    from recallgate.integrations.strands import gated_injection, gated_stores
+    from test_integration_strands_memory import DRINK as ASK_DRINK
+    from test_integration_strands_memory import FACTS, PREFS, agent_over, seeded
+
+    stores = gated_stores([seeded("facts", FACTS), seeded("preferences", PREFS)])
+    agent, _ = agent_over(stores, injection=gated_injection(stores))
+    agent("Hello!")
+    agent(ASK_DRINK)
+    spans = otel["exporter"].get_finished_spans()
+    recalls = [s for s in spans if s.name == "recallgate.recall"]
+    assert [s.attributes["recallgate.gate.open"] for s in recalls] == [False, True]  # one span per turn
+    for recall in recalls:
+        parents = [p.name for p in _ancestors(recall, spans)]
+        assert parents[0] == "memory.search", parents  # Strands' MemoryManager.search span
+        assert "invoke_agent" in " ".join(parents) and not any(n.startswith("recallgate") for n in parents)
+    # the drink turn searched both stores, under its own recall span
+    searches = [s for s in spans if s.name == "recallgate.search"]
+    assert len(searches) == 2 and {s.parent.span_id for s in searches} == {recalls[1].context.span_id}
+    assert sorted(s.attributes["recallgate.namespace"] for s in searches) == ["facts", "preferences"]
+    stores[0].gate.close()
+
+
+async def test_recall_spans_nest_under_adks_spans(otel) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.tools.preload_memory_tool import PreloadMemoryTool
+
+    from recallgate.integrations.adk import GatedMemoryService
+    from test_integration_adk import APP, USER, Counting, past_session, run_turns
+    from test_integration_adk import DRINK as ASK_DRINK
+
+    inner = Counting()
+    await inner.add_session_to_memory(past_session())
+    gated = GatedMemoryService(inner)
+    await run_turns(gated, ["Hello!", ASK_DRINK], [PreloadMemoryTool()])
+    spans = otel["exporter"].get_finished_spans()
+    recalls = [s for s in spans if s.name == "recallgate.recall"]
+    assert [s.attributes["recallgate.gate.open"] for s in recalls] == [False, True]
+    for recall in recalls:
+        parents = _ancestors(recall, spans)
+        names = [p.name for p in parents]
+        # ADK's agent span (``invoke_agent a``; ``invocation`` under its legacy span schema)
+        assert names[0] in ("invoke_agent a", "invocation"), names
+        assert not any(n.startswith("recallgate") for n in names), names
+        assert {p.context.trace_id for p in parents} == {recall.context.trace_id}
+    # no user id, app name or memory text in any recallgate attribute (the namespace is the
+    # inner service's type)
+    for span in spans:
+        if span.name.startswith("recallgate"):
+            for value in (span.attributes or {}).values():
+                assert not any(t in str(value) for t in (USER, APP, "decaf", "Hello")), (span.name, value)
+    assert [s.attributes["recallgate.namespace"] for s in spans if s.name == "recallgate.search"] == [
+        "Counting"
+    ]
+    gated.close()
+
+
+def test_recall_spans_nest_under_the_applications_span_around_a_langgraph_run(otel) -> None:
+    """LangGraph emits no OpenTelemetry spans of its own: a gated search's recall span nests under
+    whatever span the application has around the graph run (context flows through the nodes)."""
+    pytest.importorskip("langgraph.store.base")
+    from recallgate.embeddings import default_embedder
+    from recallgate.integrations.langgraph import GatedStore, index_config
+    from test_integration_langgraph import DRINK as ASK_DRINK
+    from test_integration_langgraph import MEMORIES, CountingStore, fill, graph, recall_node
+
+    inner = CountingStore(index=index_config(default_embedder()))
+    fill(inner)
+    gated = GatedStore(inner)
+    app = graph(recall_node, gated)
+    with trace.get_tracer("the-application").start_as_current_span("agent-turn") as turn:
+        drink = app.invoke({"message": ASK_DRINK, "memories": []})["memories"]
+    assert MEMORIES["decaf"] in drink
+    spans = otel["exporter"].get_finished_spans()
+    (recall,) = [s for s in spans if s.name == "recallgate.recall"]
+    assert recall.parent is not None and recall.parent.span_id == turn.get_span_context().span_id
+    assert [p.name for p in _ancestors(recall, spans)] == ["agent-turn"]
+    gated.close()
+
+
+def test_a_remote_memorys_own_spans_nest_under_the_callers_span(otel, persona) -> None:
+    """A remote searcher runs in a worker thread in the caller's context: the spans its own
+    (instrumented) client makes belong to the application's trace, not to a trace of their own."""
+    tracer = trace.get_tracer("a-memory-client")
+
+    class Remote:
+        local = False
+        embedder = persona.embedder
+
+        def search(self, *args: Any, **kwargs: Any) -> Any:
+            with tracer.start_as_current_span("memory-client.query"):
+                return persona.search(*args, **kwargs)
+
+    policy = RecallPolicy(Remote(), namespaces=DEMO_NAMESPACES)
+    with trace.get_tracer("the-application").start_as_current_span("agent-turn") as turn:
+        recall = policy.recall(DRINK, actor_id="demo_user")
+    assert recall.records
+    queries = _spans(otel, "memory-client.query")
+    assert len(queries) == len(DEMO_NAMESPACES)
+    assert {q.parent.span_id for q in queries if q.parent} == {turn.get_span_context().span_id}
+    assert {q.context.trace_id for q in queries} == {turn.get_span_context().trace_id}
     policy.close()

@@ -1,151 +1,123 @@
-"""What the LangGraph and ADK gates share: one RecallPolicy over a foreign memory, one search at a time.
+"""What the Strands, LangGraph and ADK gates share: one RecallPolicy serving many framework searches.
 
-A framework's search (a LangGraph ``SearchOp``, an ADK ``search_memory`` call) carries its own
-scope -- a namespace prefix and filter, an app and user -- that the policy knows nothing of. Each
-such search is *opened* as a :class:`Turn` under a fresh key; the policy is asked to search that
-key as its one namespace, and the gate's searcher looks the key up to make the framework's call.
-The key is closed when the turn is over, so concurrent searches never see each other's scope.
+A framework's search carries its own scope that the policy's ``Searcher`` seam does not: which
+Strands stores were asked and for how many entries, a LangGraph namespace prefix and filter, an
+ADK app and user. The gate runs ``policy.arecall`` (or ``recall``) inside :func:`searching`, which
+puts that scope in a context variable; the policy calls the searcher in the same context (awaited
+natively, or in a worker thread that copies it), so the searcher reads its own search's scope with
+:func:`current_search`. Concurrent searches never see each other's, and the policy's namespaces stay
+names a person can read in traces (a store's name, the inner store's type), not per-call keys.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-import itertools
-import threading
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from ..deciders import Decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy import Recall, RecallPolicy, RecallStats
 from ..records import MemoryRecord, SearchHit, score_from_cosine
+from ..stores.base import Searcher
 
 __all__ = [
+    "NO_BUDGET",
     "THRESHOLD_KEYS",
-    "ForeignGate",
     "Keep",
-    "Turn",
-    "Turns",
+    "at_most",
+    "current_search",
+    "foreign_policy",
     "kept_in_order",
+    "lazy_embedder",
+    "run_sync",
     "score_hits",
-    "wait_on_loop",
+    "searching",
 ]
-
-#: ``thresholds=`` keys, as GatedAgentCoreMemorySessionManager takes them
-THRESHOLD_KEYS = {"gate": "gate_threshold", "judge": "judge_threshold", "judge_relative": "relative_delta"}
-# A search's results are returned to the framework, not packed into a prompt block here: no
-# budget may cut a kept record (the framework packs, or the model reads, what comes back).
-_NO_BUDGET = 1 << 40
-# Today's RecallPolicy.recall takes no per-turn namespaces; the redesigned one does (CONTRACT.md).
-# Until then a turn's key travels as the session id into the policy's one namespace template.
-_PER_TURN_NAMESPACES = "namespaces" in inspect.signature(RecallPolicy.recall).parameters
 
 T = TypeVar("T")
 Keep = Literal["absolute", "relative", "both"]
 
+#: ``thresholds=`` keys, as GatedAgentCoreMemorySessionManager takes them
+THRESHOLD_KEYS = {"gate": "gate_threshold", "judge": "judge_threshold", "judge_relative": "relative_delta"}
+#: A gate returns the framework's own items, not the policy's packed context block: no size
+#: budget may drop or cut a kept record (the framework, or the model, reads what comes back).
+#: Exact duplicates are still left out of the block, once per turn.
+NO_BUDGET: dict[str, Any] = {"max_context_chars": 1 << 40, "max_record_chars": 1 << 40}
 
-@dataclass
-class Turn(Generic[T]):
-    """One framework search while the policy runs it: its request, its loop, what came back."""
-
-    request: T
-    #: the event loop of an async caller: a sync search from a worker thread runs the
-    #: framework's async call there (the inner store's own async API, on its own loop)
-    loop: asyncio.AbstractEventLoop | None = None
-    #: record id -> the framework's own item, to hand back the kept ones unchanged
-    found: dict[str, Any] = field(default_factory=dict)
-
-
-class Turns(Generic[T]):
-    """The open turns by key. Thread-safe: the policy may search from its worker threads."""
-
-    def __init__(self) -> None:
-        self._open: dict[str, Turn[T]] = {}
-        self._lock = threading.Lock()
-        self._seq = itertools.count(1)
-
-    def open(self, label: str, turn: Turn[T]) -> str:
-        seq = next(self._seq)
-        # A policy that takes per-turn namespaces shows the key in traces and logs: keep it
-        # readable. Otherwise it travels as a session id, which allows only safe characters.
-        # (braces would read as a namespace template's placeholder)
-        readable = label.replace("{", "(").replace("}", ")")
-        key = f"{readable}#{seq}" if _PER_TURN_NAMESPACES else f"turn-{seq}"
-        with self._lock:
-            self._open[key] = turn
-        return key
-
-    def get(self, key: str) -> Turn[T]:
-        with self._lock:
-            turn = self._open.get(key)
-        if turn is None:
-            raise UsageError(f"no open search {key!r}: this searcher serves its gate's own turns only")
-        return turn
-
-    def close(self, key: str) -> None:
-        with self._lock:
-            self._open.pop(key, None)
+# The framework search being decided, as (the searcher it is for, its scope). One variable for
+# every gate (context variables are made once, at module level); the owner tells gates apart.
+_SEARCH: ContextVar[tuple[object, Any] | None] = ContextVar("recallgate_foreign_search", default=None)
 
 
-class ForeignGate:
-    """A RecallPolicy whose one namespace is whichever turn is being searched."""
+@contextmanager
+def searching(searcher: object, scope: Any) -> Iterator[Any]:
+    """While the block runs (a ``policy.recall`` / ``await policy.arecall``), ``searcher`` serves
+    ``scope``: :func:`current_search` returns it in this context and in the policy's calls."""
+    token = _SEARCH.set((searcher, scope))
+    try:
+        yield scope
+    finally:
+        _SEARCH.reset(token)
 
-    def __init__(
-        self,
-        searcher: Any,
-        decider: Decider | Any,
-        *,
-        stats: RecallStats | None,
-        top_k: int,
-        keep: Keep,
-        max_records: int | None,
-        thresholds: Mapping[str, float] | None,
-        log: Any = None,
-    ) -> None:
-        unknown = set(thresholds or {}) - set(THRESHOLD_KEYS)
-        if unknown:
-            raise UsageError(f"unknown threshold(s) {sorted(unknown)}; use gate, judge, judge_relative")
-        given = dict(thresholds or {})
-        namespaces = ["(the turn's own)"] if _PER_TURN_NAMESPACES else ["{sessionId}"]
-        # cast: the policy reads only the Searcher seam (CONTRACT.md), which `searcher` implements
-        self.policy = RecallPolicy(
-            searcher,
-            decider=decider,
-            namespaces=namespaces,
-            top_k=top_k,
-            keep=keep,
-            max_records=max_records,
-            max_context_chars=_NO_BUDGET,
-            stats=stats,
-            log=log,
-            gate_threshold=given.get("gate"),
-            judge_threshold=given.get("judge"),
-            relative_delta=given.get("judge_relative"),
-        )
 
-    @property
-    def stats(self) -> RecallStats:
-        return self.policy.stats
+def current_search(searcher: object) -> Any | None:
+    """The scope ``searcher`` serves in this context, or None outside its gate's searches."""
+    found = _SEARCH.get()
+    return found[1] if found is not None and found[0] is searcher else None
 
-    def recall(self, text: str, *, actor_id: str, key: str) -> Recall:
-        policy: Any = self.policy
-        if _PER_TURN_NAMESPACES:
-            return policy.recall(text, actor_id=actor_id, namespaces=[key])
-        return policy.recall(text, actor_id=actor_id, session_id=key)
 
-    async def arecall(self, text: str, *, actor_id: str, key: str) -> Recall:
-        policy: Any = self.policy
-        if _PER_TURN_NAMESPACES:
-            return await policy.arecall(text, actor_id=actor_id, namespaces=[key])
-        return await policy.arecall(text, actor_id=actor_id, session_id=key)
+def run_sync(call: Coroutine[Any, Any, T]) -> T:
+    """A synchronous ``search`` over a natively async memory (a direct ``policy.recall``; the gates
+    themselves await ``asearch``): the coroutine runs in a fresh event loop of this thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(call)
+    call.close()
+    raise UsageError("this memory is async: on a thread running an event loop, use `await policy.arecall`")
 
-    def close(self) -> None:
-        self.policy.close()
+
+def foreign_policy(
+    searcher: Searcher,
+    decider: Any,
+    namespace: str,
+    *,
+    top_k: int,
+    keep: Keep,
+    max_records: int | None,
+    thresholds: Mapping[str, float] | None,
+    stats: RecallStats | None,
+    log: Any = None,
+) -> RecallPolicy:
+    """The policy of a LangGraph or ADK gate: one namespace (the inner memory), thresholds given
+    as ``{"gate": p, "judge": p, "judge_relative": d}``, no context budget."""
+    unknown = set(thresholds or {}) - set(THRESHOLD_KEYS)
+    if unknown:
+        raise UsageError(f"unknown threshold(s) {sorted(unknown)}; use gate, judge, judge_relative")
+    given: dict[str, Any] = {THRESHOLD_KEYS[k]: v for k, v in (thresholds or {}).items()}
+    return RecallPolicy(
+        searcher,
+        decider=decider,
+        namespaces=[namespace],
+        top_k=top_k,
+        keep=keep,
+        max_records=max_records,
+        stats=stats,
+        log=log,
+        **NO_BUDGET,
+        **given,
+    )
+
+
+def at_most(*caps: int | None) -> int | None:
+    """The smallest of the caps given (None: no cap)."""
+    given = [c for c in caps if c is not None]
+    return min(given) if given else None
 
 
 def kept_in_order(recall: Recall, found: Mapping[str, Any]) -> list[Any]:
@@ -162,7 +134,7 @@ def kept_in_order(recall: Recall, found: Mapping[str, Any]) -> list[Any]:
     return [found[c.id] for c in kept if c.id in found]
 
 
-def score_hits(embedder: Embedder, query: Any, records: list[MemoryRecord]) -> list[SearchHit]:
+def score_hits(embedder: Embedder, query: Any, records: Sequence[MemoryRecord]) -> list[SearchHit]:
     """Hits for records whose memory gave no relevance score: ``(1 + cosine) / 2`` by ``embedder``.
 
     The records get their vectors here, in one batch, so the judge does not embed them again.
@@ -177,27 +149,6 @@ def score_hits(embedder: Embedder, query: Any, records: list[MemoryRecord]) -> l
         SearchHit(record, score_from_cosine(float(row @ vector)))
         for record, row in zip(records, vectors, strict=True)
     ]
-
-
-def wait_on_loop(loop: asyncio.AbstractEventLoop | None, call: Callable[[], Awaitable[T]]) -> T:
-    """Run the async ``call`` from a synchronous search.
-
-    From a worker thread while an async caller waits on ``loop``: on that loop (where the
-    framework's clients live). Without a loop (a sync caller): in a fresh loop of this thread.
-    """
-    if loop is not None and loop.is_running():
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is not loop:
-            return asyncio.run_coroutine_threadsafe(_as_coroutine(call), loop).result()
-        raise UsageError("a synchronous search cannot wait on its own running event loop; use asearch")
-    return asyncio.run(_as_coroutine(call))
-
-
-async def _as_coroutine(call: Callable[[], Awaitable[T]]) -> T:
-    return await call()
 
 
 def lazy_embedder(given: Embedder | None) -> Callable[[], Embedder]:

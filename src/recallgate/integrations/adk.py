@@ -34,7 +34,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -45,11 +45,20 @@ from google.genai import types
 
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder
-from ..errors import InvalidIdError
-from ..policy import Recall, RecallStats
+from ..errors import InvalidIdError, UsageError
+from ..policy import Recall, RecallPolicy, RecallStats
 from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.base import MemoryStore, Query, SearchMode
-from ._foreign import ForeignGate, Keep, Turn, Turns, kept_in_order, lazy_embedder, score_hits, wait_on_loop
+from ._foreign import (
+    Keep,
+    current_search,
+    foreign_policy,
+    kept_in_order,
+    lazy_embedder,
+    run_sync,
+    score_hits,
+    searching,
+)
 
 __all__ = ["GatedMemoryService", "RecallgateMemoryService", "entry_text"]
 
@@ -75,11 +84,13 @@ def _policy_actor(user_id: str) -> str:
 
 @dataclass
 class _Ask:
-    """One ``search_memory`` call as ADK made it."""
+    """One ``search_memory`` call as ADK made it, and the entries that came back, by record id
+    (to hand back the kept ones unchanged)."""
 
     app_name: str
     user_id: str
     query: str
+    found: dict[str, MemoryEntry] = field(default_factory=dict)
 
 
 class GatedMemoryService(BaseMemoryService):
@@ -118,21 +129,24 @@ class GatedMemoryService(BaseMemoryService):
         self.inner = inner
         self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
         self.last_recall: Recall | None = None
-        self._searcher = _ServiceSearcher(inner, lazy_embedder(embedder))
-        self._gate: ForeignGate | None = None
+        self._stats = stats if stats is not None else RecallStats()
+        self._searcher = _ServiceSearcher(inner, lazy_embedder(embedder), self._stats)
+        #: the policy deciding the gated searches (None when ``decider=None``: transparent)
+        self.policy: RecallPolicy | None = None
         if self.decider is not None:
-            self._gate = ForeignGate(
+            # one namespace, named after the inner service: what traces and the decision log show
+            self.policy = foreign_policy(
                 self._searcher,
                 self.decider,
-                stats=stats,
+                type(inner).__name__,
                 top_k=top_k,
                 keep=keep,
                 max_records=max_records,
                 thresholds=thresholds,
+                stats=self._stats,
                 log=log,
             )
-        self._stats = stats if stats is not None else (self._gate.stats if self._gate else RecallStats())
-        if self._gate is None:
+        else:
             self._stats.decider = None
 
     @property
@@ -142,27 +156,23 @@ class GatedMemoryService(BaseMemoryService):
 
     def __getattr__(self, name: str) -> Any:
         # only called for names this object lacks: a service's own extras pass through
-        if name == "inner":
+        if name in ("inner", "policy"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
     def close(self) -> None:
         """Release the gate's worker threads (the inner service is the caller's)."""
-        if self._gate is not None:
-            self._gate.close()
+        if self.policy is not None:
+            self.policy.close()
 
     # ---- the one gated call -----------------------------------------------------------------
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
-        if self._gate is None or not isinstance(query, str) or not query.strip():
+        if self.policy is None or not isinstance(query, str) or not query.strip():
             return await self.inner.search_memory(app_name=app_name, user_id=user_id, query=query)
-        turn: Turn[_Ask] = Turn(_Ask(app_name, user_id, query), asyncio.get_running_loop())
-        key = self._searcher.turns.open(f"{app_name}/{user_id}", turn)
-        try:
-            recall = await self._gate.arecall(query, actor_id=_policy_actor(user_id), key=key)
-        finally:
-            self._searcher.turns.close(key)
+        with searching(self._searcher, _Ask(app_name, user_id, query)) as ask:
+            recall = await self.policy.arecall(query, actor_id=_policy_actor(user_id))
         self.last_recall = recall
-        return SearchMemoryResponse(memories=kept_in_order(recall, turn.found))
+        return SearchMemoryResponse(memories=kept_in_order(recall, ask.found))
 
     # ---- everything else: the inner service's ---------------------------------------------
     async def add_session_to_memory(self, session: Any) -> None:
@@ -202,18 +212,21 @@ class GatedMemoryService(BaseMemoryService):
 
 
 class _ServiceSearcher:
-    """An ADK memory service searched by recallgate's policy (the ``Searcher`` seam of CONTRACT.md).
+    """An ADK memory service searched by recallgate's policy (the ``Searcher`` seam).
 
-    ``namespace`` is the key of an open ``search_memory`` call; the inner service is asked
-    with that call's app, user and query. ADK's memories carry no relevance score, so each
-    hit is scored ``(1 + cosine) / 2`` by recallgate's embedder (one batch; the judge reuses
-    the vectors). Hits keep the service's order, best first as the service ranked them.
+    It serves its :class:`GatedMemoryService`'s searches only: the ``search_memory`` call being
+    decided (see :func:`~recallgate.integrations._foreign.searching`) gives the app, user and
+    query. ADK's memories carry no relevance score, so each hit is scored ``(1 + cosine) / 2``
+    by recallgate's embedder (one batch; the judge reuses the vectors). Hits keep the service's
+    order, at most ``top_k``; entries without text are skipped and counted (``records_skipped``).
     """
 
-    def __init__(self, inner: BaseMemoryService, embedder: Callable[[], Embedder]) -> None:
+    def __init__(
+        self, inner: BaseMemoryService, embedder: Callable[[], Embedder], stats: RecallStats
+    ) -> None:
         self.inner = inner
         self._embedder = embedder
-        self.turns: Turns[_Ask] = Turns()
+        self.stats = stats
         # ADK's in-process keyword service answers in microseconds; anything else may be remote.
         self.local = isinstance(inner, InMemoryMemoryService)
 
@@ -231,13 +244,8 @@ class _ServiceSearcher:
         text: str | None = None,
         mode: SearchMode = "dense",
     ) -> list[SearchHit]:
-        turn = self.turns.get(namespace)
-        ask = turn.request
-        response = wait_on_loop(
-            turn.loop,
-            lambda: self.inner.search_memory(app_name=ask.app_name, user_id=ask.user_id, query=ask.query),
-        )
-        return self._hits(namespace, query, top_k, turn, response, actor_id)
+        """:meth:`asearch` for a direct ``policy.recall`` (ADK's services are async only)."""
+        return run_sync(self.asearch(namespace, query, top_k, actor_id=actor_id, text=text, mode=mode))
 
     async def asearch(
         self,
@@ -249,40 +257,45 @@ class _ServiceSearcher:
         text: str | None = None,
         mode: SearchMode = "dense",
     ) -> list[SearchHit]:
-        turn = self.turns.get(namespace)
-        ask = turn.request
+        ask = current_search(self)
+        if ask is None:
+            raise UsageError("this searcher serves its GatedMemoryService's own searches only")
         response = await self.inner.search_memory(app_name=ask.app_name, user_id=ask.user_id, query=ask.query)
-        return self._hits(namespace, query, top_k, turn, response, actor_id)
+        return self._hits(namespace, query, top_k, ask, response, actor_id)
 
     def _hits(
         self,
         namespace: str,
         query: Query,
         top_k: int,
-        turn: Turn[_Ask],
+        ask: _Ask,
         response: SearchMemoryResponse,
         actor_id: str | None,
     ) -> list[SearchHit]:
-        records = []
+        records: list[MemoryRecord] = []
+        skipped = 0
         for index, entry in enumerate(response.memories or []):
+            if len(records) >= top_k:
+                break
             text = entry_text(entry)
             if not text:
-                continue  # nothing a judge (or ADK's tools) could read
+                skipped += 1  # nothing a judge (or ADK's tools) could read
+                continue
             record_id = entry.id or f"memory-{index}"
-            if record_id in turn.found:
+            if record_id in ask.found:
                 record_id = f"{record_id}#{index}"
-            turn.found[record_id] = entry
+            ask.found[record_id] = entry
             records.append(
                 MemoryRecord(
-                    actor_id=actor_id or _policy_actor(turn.request.user_id),
+                    actor_id=actor_id or _policy_actor(ask.user_id),
                     namespace=namespace,
                     text=text,
                     id=record_id,
                     metadata={"author": entry.author, "timestamp": entry.timestamp},
                 )
             )
-            if len(records) >= top_k:
-                break
+        if skipped:
+            self.stats.add(records_skipped=skipped)
         return score_hits(self.embedder, query, records)
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from bedrock_agentcore.memory.integrations.strands.config import RetrievalConfig
 from bedrock_agentcore.memory.integrations.strands.session_manager import AgentCoreMemorySessionManager
+from botocore.exceptions import ParamValidationError
 from strands.experimental.bidi import BidiAgent
 from strands.hooks import MessageAddedEvent
 
@@ -51,7 +52,7 @@ from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats, message_t
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
 from ..policy.stages import KeepRule
 from ..records import MemoryRecord, SearchHit, validate_id
-from ..stores.agentcore import AgentCoreError, validate_memory_id
+from ..stores.agentcore import AgentCoreError
 from ..stores.base import Query, SearchMode
 
 __all__ = ["GatedAgentCoreMemorySessionManager"]
@@ -106,11 +107,18 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
         unknown = set(thresholds or {}) - set(_THRESHOLD_KEYS)
         if unknown:
             raise UsageError(f"unknown threshold(s) {sorted(unknown)}; use {', '.join(_THRESHOLD_KEYS)}")
-        # A placeholder or mistyped id is one clear line here, not a botocore traceback later.
-        validate_memory_id(
-            getattr(agentcore_memory_config, "memory_id", None), "AgentCoreMemoryConfig.memory_id"
-        )
-        super().__init__(agentcore_memory_config, region_name, boto_session, boto_client_config, **kwargs)
+        try:
+            super().__init__(agentcore_memory_config, region_name, boto_session, boto_client_config, **kwargs)
+        except ParamValidationError as exc:
+            # A placeholder or mistyped id ("MEMORY_ID") fails botocore's checks on the first call
+            # upstream makes: one clear line instead of a traceback. (The id is not checked before
+            # that: upstream accepts any id with a mocked client, and so must a drop-in.)
+            memory_id = getattr(agentcore_memory_config, "memory_id", None)
+            raise UsageError(
+                f"AgentCoreMemoryConfig.memory_id {memory_id!r} was refused before any request was sent: "
+                f"{' '.join(str(exc).split())} (an AgentCore memory id looks like my_memory-a1B2c3D4e5; "
+                "see `aws bedrock-agentcore-control list-memories`)"
+            ) from None
         self.decider: Decider | Any | None = default_decider() if decider is _DEFAULT else decider
         self.thresholds = dict(thresholds or {})
         self.stats = stats if stats is not None else RecallStats()

@@ -36,7 +36,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,10 +60,20 @@ from langgraph.store.memory import InMemoryStore
 
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
-from ..policy import Recall, RecallStats
+from ..errors import UsageError
+from ..policy import Recall, RecallPolicy, RecallStats
 from ..records import MemoryRecord, SearchHit, render_text, score_from_cosine, validate_id
 from ..stores.base import MemoryStore, Query, SearchMode
-from ._foreign import ForeignGate, Keep, Turn, Turns, kept_in_order, lazy_embedder, score_hits, wait_on_loop
+from ._foreign import (
+    Keep,
+    at_most,
+    current_search,
+    foreign_policy,
+    kept_in_order,
+    lazy_embedder,
+    score_hits,
+    searching,
+)
 
 __all__ = ["GatedStore", "RecallgateStore", "embeddings_function", "index_config", "item_text"]
 
@@ -137,10 +147,11 @@ def _text_in(value: Any) -> str:
 
 @dataclass
 class _Search:
-    """One gated LangGraph search: the op as the caller made it and what to fetch."""
+    """One gated LangGraph search while the policy decides it: the op as the caller made it, and
+    the inner store's items that came back, by record id (to hand back the kept ones unchanged)."""
 
     op: SearchOp
-    fetch: int
+    found: dict[str, SearchItem] = field(default_factory=dict)
 
 
 def _is_gated(op: Op) -> bool:
@@ -191,24 +202,28 @@ class GatedStore(BaseStore):
         self.inner = inner
         self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
         self.over_fetch = int(over_fetch)
+        self.max_records = max_records
         self.actor_id = validate_id(actor_id, "actor_id")
         self.last_recall: Recall | None = None
         self._text_fields = list(text_fields) if text_fields is not None else None
         self._searcher = _StoreSearcher(self, lazy_embedder(embedder))
-        self._gate: ForeignGate | None = None
+        #: the policy deciding the gated searches (None when ``decider=None``: transparent)
+        self.policy: RecallPolicy | None = None
         if self.decider is not None:
-            self._gate = ForeignGate(
+            # one namespace, named after the inner store: what traces and the decision log show
+            self.policy = foreign_policy(
                 self._searcher,
                 self.decider,
-                stats=stats,
+                type(inner).__name__,
                 top_k=10,
                 keep=keep,
                 max_records=max_records,
                 thresholds=thresholds,
+                stats=stats,
                 log=log,
             )
-        self._stats = stats if stats is not None else (self._gate.stats if self._gate else RecallStats())
-        if self._gate is None:
+        self._stats = stats if stats is not None else (self.policy.stats if self.policy else RecallStats())
+        if self.policy is None:
             self._stats.decider = None
 
     # ---- what LangGraph reads off a store: the inner store's ----------------------------------
@@ -222,7 +237,7 @@ class GatedStore(BaseStore):
 
     def __getattr__(self, name: str) -> Any:
         # only called for names this object lacks: index_config, embeddings, setup(), conn, ...
-        if name == "inner":
+        if name in ("inner", "policy"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -233,13 +248,13 @@ class GatedStore(BaseStore):
 
     def close(self) -> None:
         """Release the gate's worker threads (the inner store is the caller's to close)."""
-        if self._gate is not None:
-            self._gate.close()
+        if self.policy is not None:
+            self.policy.close()
 
     # ---- the two methods a BaseStore implements -------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        gated = [i for i, op in enumerate(ops) if _is_gated(op)] if self._gate is not None else []
+        gated = [i for i, op in enumerate(ops) if _is_gated(op)] if self.policy is not None else []
         if not gated:
             return self.inner.batch(ops)
         for i in gated:
@@ -247,20 +262,19 @@ class GatedStore(BaseStore):
         results: list[Result] = [None] * len(ops)
         # Reads before writes, as InMemoryStore and PostgresStore order a batch themselves.
         for i in gated:
-            results[i] = self._search(ops[i], loop=None)  # type: ignore[arg-type]
+            results[i] = self._search(ops[i])  # type: ignore[arg-type]
         self._rest(ops, gated, results, self.inner.batch([op for i, op in enumerate(ops) if i not in gated]))
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        gated = [i for i, op in enumerate(ops) if _is_gated(op)] if self._gate is not None else []
+        gated = [i for i, op in enumerate(ops) if _is_gated(op)] if self.policy is not None else []
         if not gated:
             return await self.inner.abatch(ops)
         for i in gated:
             validate_op_namespace(ops[i])
         results: list[Result] = [None] * len(ops)
-        loop = asyncio.get_running_loop()
-        found = await asyncio.gather(*(self._asearch(ops[i], loop) for i in gated))  # type: ignore[arg-type]
+        found = await asyncio.gather(*(self._asearch(ops[i]) for i in gated))  # type: ignore[arg-type]
         for i, items in zip(gated, found, strict=True):
             results[i] = items
         rest = [op for i, op in enumerate(ops) if i not in gated]
@@ -274,34 +288,28 @@ class GatedStore(BaseStore):
             results[i] = result
 
     # ---- a gated search ---------------------------------------------------------------------
-    def _open(self, op: SearchOp, loop: asyncio.AbstractEventLoop | None) -> tuple[str, Turn[_Search]]:
-        fetch = max(self.over_fetch * (max(op.offset, 0) + max(op.limit, 0)), 1)
-        turn: Turn[_Search] = Turn(_Search(op, fetch), loop)
-        label = "/".join(op.namespace_prefix) or "(all)"
-        return self._searcher.turns.open(label, turn), turn
+    def _page(self, op: SearchOp) -> dict[str, Any]:
+        """The search's page as the policy's sizes for this turn: the inner store is asked for
+        ``over_fetch`` times the page, and at most the page's end is kept."""
+        end = max(op.offset, 0) + max(op.limit, 0)
+        return {"top_k": max(self.over_fetch * end, 1), "max_records": at_most(self.max_records, end)}
 
-    def _finish(self, recall: Recall, turn: Turn[_Search]) -> list[SearchItem]:
+    def _finish(self, recall: Recall, search: _Search) -> list[SearchItem]:
         self.last_recall = recall
-        op = turn.request.op
-        return kept_in_order(recall, turn.found)[op.offset : op.offset + op.limit]
+        op = search.op
+        return kept_in_order(recall, search.found)[op.offset : op.offset + op.limit]
 
-    def _search(self, op: SearchOp, loop: asyncio.AbstractEventLoop | None) -> list[SearchItem]:
-        assert self._gate is not None
-        key, turn = self._open(op, loop)
-        try:
-            recall = self._gate.recall(op.query or "", actor_id=self.actor_id, key=key)
-        finally:
-            self._searcher.turns.close(key)
-        return self._finish(recall, turn)
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        assert self.policy is not None
+        with searching(self._searcher, _Search(op)) as search:
+            recall = self.policy.recall(op.query or "", actor_id=self.actor_id, **self._page(op))
+        return self._finish(recall, search)
 
-    async def _asearch(self, op: SearchOp, loop: asyncio.AbstractEventLoop) -> list[SearchItem]:
-        assert self._gate is not None
-        key, turn = self._open(op, loop)
-        try:
-            recall = await self._gate.arecall(op.query or "", actor_id=self.actor_id, key=key)
-        finally:
-            self._searcher.turns.close(key)
-        return self._finish(recall, turn)
+    async def _asearch(self, op: SearchOp) -> list[SearchItem]:
+        assert self.policy is not None
+        with searching(self._searcher, _Search(op)) as search:
+            recall = await self.policy.arecall(op.query or "", actor_id=self.actor_id, **self._page(op))
+        return self._finish(recall, search)
 
     def _fields(self) -> list[str] | None:
         if self._text_fields is not None:
@@ -312,25 +320,30 @@ class GatedStore(BaseStore):
 
 
 class _StoreSearcher:
-    """A LangGraph store searched by recallgate's policy (the ``Searcher`` seam of CONTRACT.md).
+    """A LangGraph store searched by recallgate's policy (the ``Searcher`` seam).
 
-    ``namespace`` is the key of an open gated search; the inner store is asked for that
-    search's prefix, filter and query, for the search's own over-fetch (which stands in for
-    the policy's fixed ``top_k``: every LangGraph search asks for its own page). Hits are best
-    first, scored ``(1 + s) / 2`` from the inner store's similarity ``s``; items the store
-    returns without a score (no index) are scored by recallgate's embedder.
+    It serves its :class:`GatedStore`'s searches only: the one being decided (see
+    :func:`~recallgate.integrations._foreign.searching`) gives the prefix, filter and query; the
+    policy's ``top_k`` for the turn is the number of items asked for (the over-fetched page).
+    Hits are best first, scored ``(1 + s) / 2`` from the inner store's similarity ``s``; items
+    the store returns without a score (no index) are scored by recallgate's embedder.
     """
 
     def __init__(self, gated: GatedStore, embedder: Callable[[], Embedder]) -> None:
         self.gated = gated
         self._embedder = embedder
-        self.turns: Turns[_Search] = Turns()
         # In-process InMemoryStore: microseconds, no deadline thread; anything else may be remote.
         self.local = isinstance(gated.inner, InMemoryStore)
 
     @property
     def embedder(self) -> Embedder:
         return self._embedder()
+
+    def _op(self, top_k: int) -> tuple[_Search, SearchOp]:
+        search = current_search(self)
+        if search is None:
+            raise UsageError("this searcher serves its GatedStore's own searches only")
+        return search, search.op._replace(limit=top_k, offset=0)
 
     def search(
         self,
@@ -342,15 +355,8 @@ class _StoreSearcher:
         text: str | None = None,
         mode: SearchMode = "dense",
     ) -> list[SearchHit]:
-        turn = self.turns.get(namespace)
-        op = self._op(turn)
-        inner = self.gated.inner
-        if turn.loop is not None and turn.loop.is_running():
-            # an async caller waits on its loop: use the inner store's async API there
-            items = _first(wait_on_loop(turn.loop, lambda: inner.abatch([op])))
-        else:
-            items = _first(inner.batch([op]))
-        return self._hits(namespace, query, turn, items, actor_id)
+        search, op = self._op(top_k)
+        return self._hits(namespace, query, search, _first(self.gated.inner.batch([op])), actor_id)
 
     async def asearch(
         self,
@@ -362,23 +368,18 @@ class _StoreSearcher:
         text: str | None = None,
         mode: SearchMode = "dense",
     ) -> list[SearchHit]:
-        turn = self.turns.get(namespace)
-        items = _first(await self.gated.inner.abatch([self._op(turn)]))
-        return self._hits(namespace, query, turn, items, actor_id)
-
-    @staticmethod
-    def _op(turn: Turn[_Search]) -> SearchOp:
-        return turn.request.op._replace(limit=turn.request.fetch, offset=0)
+        search, op = self._op(top_k)
+        return self._hits(namespace, query, search, _first(await self.gated.inner.abatch([op])), actor_id)
 
     def _hits(
-        self, namespace: str, query: Query, turn: Turn[_Search], items: Any, actor_id: str | None
+        self, namespace: str, query: Query, search: _Search, items: Any, actor_id: str | None
     ) -> list[SearchHit]:
         fields = self.gated._fields()
         hits: list[SearchHit | None] = []
         unscored: list[tuple[int, MemoryRecord]] = []
         for item in items or []:
-            record_id = _unique(f"{'/'.join(item.namespace)}/{item.key}", turn.found)
-            turn.found[record_id] = item
+            record_id = _unique(f"{'/'.join(item.namespace)}/{item.key}", search.found)
+            search.found[record_id] = item
             record = MemoryRecord(
                 actor_id=actor_id or self.gated.actor_id,
                 namespace=namespace,

@@ -27,21 +27,24 @@ same as contextual usefulness"). :class:`GatedMemoryStore` wraps any object that
 **One decision per turn.** Stores wrapped by one :class:`MemoryGate` (``gated_stores(...)`` makes
 one for a list) share one policy. ``MemoryManager.search`` starts every store's ``search`` in the
 same event-loop step (``asyncio.gather``); the gate collects the searches for the same query that
-start in that step into one turn: the gate is asked once, the inner stores are searched
-concurrently, and the judge ranks the entries of all of them in one call. The turn then answers
-like one store spanning its members: at most ``N`` entries in total (``N`` = the number the
-manager asked each store for, the largest when they differ), the judge's best of all stores, each
-store returning its share. ``MemoryManager`` caps injection at ``max_entries`` after concatenating
-stores in registration order; because the shares already hold only the ``max_entries`` best, that
-cap keeps the best of all stores instead of the first store's. Stores wrapped one by one
-(``GatedMemoryStore(store)``) each have their own gate: each asks it, and ranks only its own entries.
+start in that step into one turn: the gate is asked once, the stores the manager asked are
+searched concurrently, and the judge ranks the entries of all of them in one call. The turn then
+answers like one store spanning its members: at most ``N`` entries in total (``N`` = the number the
+manager asked each store for, the largest when they differ: the policy's ``max_records`` for the
+turn), the judge's best of all stores, each store returning its share (more than that store was
+asked for only when the counts differ and ``over_fetch`` fetched more from it). ``MemoryManager``
+caps injection at ``max_entries`` after concatenating stores in registration order; because the
+shares already hold only the ``max_entries`` best, that cap keeps the best of all stores instead of
+the first store's. Stores wrapped one by one (``GatedMemoryStore(store)``) each have their own
+gate: each asks it, and ranks only its own entries. Concurrent turns (the same question from two
+agents at once included) are independent: each runs in its own context.
 
 **Failures.** An inner ``search`` that raises is counted by kind (``stats.errors_by_kind``, e.g.
 ``store:ThrottlingException``) and that store's ``search`` re-raises the original exception, so
 ``MemoryManager`` logs it and carries on with the other stores (its partial-failure behaviour). As
 everywhere in recallgate, a turn whose search failed injects nothing from the gate: stores sharing
 the failed store's gate return ``[]`` that turn (a half-answered turn must not look like a complete
-one). Entries with empty or non-text content are skipped and counted (``gate.skipped_entries``,
+one). Entries with empty or non-text content are skipped and counted (``stats.records_skipped``,
 and a note in the turn's trace).
 
 :func:`gated_injection` is the matching ``MemoryInjectionConfig``: the user's latest text as the
@@ -56,7 +59,6 @@ PostgreSQL, AgentCore) as a read-only Strands ``MemoryStore``.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import functools
 import logging
 import math
@@ -74,7 +76,7 @@ from strands.memory.types import InjectionFormatContext, InjectionQueryContext, 
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
-from ..policy import KeptRecord, Recall, RecallPolicy, RecallStats, count_tokens, message_text, pack_context
+from ..policy import Recall, RecallPolicy, RecallStats, message_text, pack_context
 from ..records import (
     MemoryRecord,
     SearchHit,
@@ -83,6 +85,7 @@ from ..records import (
     score_from_cosine,
     validate_id,
 )
+from ._foreign import NO_BUDGET, at_most, current_search, run_sync, searching
 
 __all__ = [
     "GatedMemoryStore",
@@ -103,9 +106,6 @@ OPTIONAL_METHODS = ("add", "add_messages", "initialize", "get_tools")
 REQUIRED_ATTRIBUTES = ("name", "description", "max_search_results", "writable", "extraction")
 #: Policy options a gate sets itself (the manager says how many entries each store returns).
 _GATE_OWNS = ("namespaces", "top_k", "max_context_chars", "max_record_chars")
-# The policy packs kept records into a context block; the gate returns entries instead, so the
-# block's size budget must never drop one (exact duplicates are still dropped, once per turn).
-_UNBOUNDED_CHARS = 1 << 40
 
 
 def implements(store: object, method: str) -> bool:
@@ -128,16 +128,6 @@ def _check_memory_store(inner: object) -> None:
         raise UsageError(f"GatedMemoryStore: the store's name must be a non-empty string, got {name!r}")
 
 
-def _aws_code(exc: BaseException) -> str | None:
-    """The service's error code of an AWS client error (botocore ``ClientError``), else None."""
-    response = getattr(exc, "response", None)
-    if isinstance(response, Mapping):
-        error = response.get("Error")
-        if isinstance(error, Mapping) and isinstance(error.get("Code"), str) and error["Code"]:
-            return str(error["Code"])
-    return None
-
-
 # ---- one turn ------------------------------------------------------------------------------------
 
 
@@ -147,69 +137,58 @@ class _Ask:
 
     store: GatedMemoryStore
     options: SearchOptions | None  # forwarded to the inner store
-    cap: int | None  # the most entries this store may return (None: whatever the inner store returns)
+    cap: int | None  # the entries the manager asked for (None: whatever the inner store returns)
 
 
 @dataclass
 class _Turn:
-    """The searches of one turn: which stores, how many entries each, and what came back."""
+    """The searches of one turn: which stores (by namespace key), and what came back.
+
+    Each namespace is written by its own search only (one key each), so no lock is needed."""
 
     query: str
-    loop: asyncio.AbstractEventLoop
-    asks: dict[str, _Ask]  # by namespace key
+    asks: dict[str, _Ask]
     entries: dict[str, list[Any]] = field(default_factory=dict)
     errors: dict[str, BaseException] = field(default_factory=dict)
-    skipped: int = 0
-    done: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def cap(self) -> int | None:
+        """The most entries the turn returns: the largest count the manager asked a store for
+        (None when a store was asked for no count)."""
+        caps = [ask.cap for ask in self.asks.values()]
+        return max(cast(list[int], caps)) if caps and None not in caps else None
 
 
 class StrandsSearcher:
     """The policy's view of a gate's Strands stores: one namespace per store (see ``Searcher``).
 
-    ``search(namespace, ...)`` searches the store behind ``namespace`` with what the manager asked
-    of it this turn (the turn is found by its query ``text``), embeds the entries' text in one
-    batch and scores each by cosine relevance to the query. Stores the manager did not ask this
-    turn (a ``search_memory`` call naming some stores) return ``[]`` without being called.
+    ``asearch(namespace, ...)`` awaits the store behind ``namespace`` with what the manager asked
+    of it this turn (the turn the gate is deciding, :func:`~recallgate.integrations._foreign.searching`),
+    embeds the entries' text in one batch and scores each by cosine relevance to the query.
+    Entries with empty or non-text content are skipped and counted (``stats.records_skipped``).
+    Outside a gate's turn (a direct ``policy.arecall``) a store is asked for its own default count.
     """
 
     local = False  # a foreign store may be remote: the policy applies its deadline and breaker
 
-    def __init__(self, embedder: Embedder, *, vector_cache_size: int = 4096) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        members: Mapping[str, GatedMemoryStore],
+        stats: RecallStats,
+        *,
+        vector_cache_size: int = 4096,
+    ) -> None:
         self.embedder = embedder
-        self.timeout_s = 5.0
-        self._turns: dict[str, _Turn] = {}
+        self.members = members
+        self.stats = stats
         self._lock = threading.Lock()
         # A store returns the same memories turn after turn: their vectors are kept (bounded LRU,
         # by rendered text) so each is embedded once, not on every turn it comes back.
         self.vector_cache_size = max(int(vector_cache_size), 0)
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
-    # -- turns: the per-call facts the policy does not carry (which stores, how many, which loop)
-    async def open_turn(self, turn: _Turn) -> None:
-        """Make ``turn`` the live one for its query text; waits while another turn with the same
-        text is live (on any event loop), so each search finds its own turn."""
-        while True:
-            with self._lock:
-                live = self._turns.get(turn.query)
-                if live is None:
-                    self._turns[turn.query] = turn
-                    return
-            await asyncio.wrap_future(live.done)
-
-    def close_turn(self, turn: _Turn) -> None:
-        with self._lock:
-            if self._turns.get(turn.query) is turn:
-                del self._turns[turn.query]
-        turn.done.set_result(None)
-
-    def _ask(self, namespace: str, text: str | None) -> tuple[_Turn, _Ask] | None:
-        with self._lock:
-            turn = self._turns.get(text or "")
-        ask = turn.asks.get(namespace) if turn is not None else None
-        return (turn, ask) if turn is not None and ask is not None else None
-
-    # -- the Searcher seam
     def search(
         self,
         namespace: str,
@@ -220,20 +199,8 @@ class StrandsSearcher:
         text: str | None = None,
         mode: Literal["dense", "hybrid"] = "dense",
     ) -> list[SearchHit]:
-        found = self._ask(namespace, text)
-        if found is None:
-            return []
-        turn, ask = found
-        # Bridge (delete once RecallPolicy.arecall awaits asearch): the policy calls this from a
-        # worker thread; the inner store's coroutine runs on the agent's own event loop, captured
-        # when the turn started, and this thread waits for it under the store deadline.
-        future = asyncio.run_coroutine_threadsafe(self._fetch(turn, namespace, ask), turn.loop)
-        try:
-            entries = future.result(timeout=self.timeout_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TimeoutError(f"store {ask.store.name!r}: no answer within {self.timeout_s} s") from None
-        return self._hits(turn, namespace, query, entries, actor_id)
+        """:meth:`asearch` for a direct ``policy.recall`` (Strands stores are async only)."""
+        return run_sync(self.asearch(namespace, query, top_k, actor_id=actor_id, text=text, mode=mode))
 
     async def asearch(
         self,
@@ -245,24 +212,22 @@ class StrandsSearcher:
         text: str | None = None,
         mode: Literal["dense", "hybrid"] = "dense",
     ) -> list[SearchHit]:
-        """:meth:`search` for a policy that awaits: the inner store is awaited on the running loop,
-        the entries are embedded in a worker thread."""
-        found = self._ask(namespace, text)
-        if found is None:
+        """The inner store awaited on the running loop; its entries embedded in a worker thread."""
+        turn: _Turn | None = current_search(self)
+        if turn is None:
+            store = self.members.get(namespace)
+            turn = _Turn(text or "", {namespace: _Ask(store, None, None)} if store is not None else {})
+        ask = turn.asks.get(namespace)
+        if ask is None:  # a store the manager did not ask this turn (search_memory naming stores)
             return []
-        turn, ask = found
-        entries = await self._fetch(turn, namespace, ask)
-        return await asyncio.to_thread(self._hits, turn, namespace, query, entries, actor_id)
-
-    async def _fetch(self, turn: _Turn, namespace: str, ask: _Ask) -> Any:
         try:
-            return await ask.store.inner.search(turn.query, ask.options)
+            entries = await ask.store.inner.search(turn.query, ask.options)
         except Exception as exc:
-            turn.errors[namespace] = exc  # the store's own search re-raises it to the manager
-            code = _aws_code(exc)
-            if code is not None:  # count throttling and outages by the service's own code
-                raise StoreError(f"{ask.store.name}: {exc}", kind=code) from exc
+            # The store's own search re-raises it to the manager; the policy counts it by kind
+            # (botocore's error code, e.g. ThrottlingException).
+            turn.errors[namespace] = exc
             raise
+        return await asyncio.to_thread(self._hits, turn, namespace, query, entries, actor_id)
 
     def embed_entries(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts``: cached ones reused, the rest embedded in one batch."""
@@ -296,9 +261,10 @@ class StrandsSearcher:
             for index, entry in enumerate(entries)
             if isinstance(getattr(entry, "content", None), str) and entry.content.strip()
         ]
-        with turn.lock:
-            turn.entries[namespace] = list(entries)
-            turn.skipped += len(entries) - len(usable)
+        turn.entries[namespace] = list(entries)
+        turn.skipped[namespace] = len(entries) - len(usable)
+        if len(usable) < len(entries):
+            self.stats.add(records_skipped=len(entries) - len(usable))
         if not usable:
             return []
         vectors = self.embed_entries([render_text(content) for _, content in usable])
@@ -379,15 +345,13 @@ class MemoryGate:
         self.policy_options = policy_options
         if embedder is None:  # the judge compares vectors: embed with the decider's own model
             embedder = getattr(self.decider, "embedder", None) or default_embedder()
-        self.searcher = StrandsSearcher(embedder)
-        #: entries with empty or non-text content that were skipped, summed over turns
-        self.skipped_entries = 0
+        self._members: dict[str, GatedMemoryStore] = {}  # by namespace key
+        self.searcher = StrandsSearcher(embedder, self._members, self.stats)
         #: the most recent turn's decision (context, kept records, trace); None before the first
         self.last_recall: Recall | None = None
         #: the judge's probability of each entry kept in the most recent turn, by (store name, content)
         self.last_kept: dict[tuple[str, str], float | None] = {}
         self.policy: RecallPolicy | None = None
-        self._members: dict[str, GatedMemoryStore] = {}  # by namespace key
         self._forming: dict[tuple[int, str], _Batch] = {}
         self._lock = threading.Lock()
 
@@ -416,24 +380,19 @@ class MemoryGate:
         described = all(isinstance(d, str) and d for d in descriptions.values())
         routed = self.route and len(keys) >= 2 and described
         self.policy = RecallPolicy(
-            cast(Any, self.searcher),  # a Searcher: the policy only searches it
+            self.searcher,
             decider=self.decider,
             namespaces=cast(dict[str, str], descriptions) if routed else keys,
-            max_context_chars=_UNBOUNDED_CHARS,
-            max_record_chars=_UNBOUNDED_CHARS,
             stats=self.stats,
+            **NO_BUDGET,
             **self.policy_options,
         )
-        self.searcher.timeout_s = self.policy.store_timeout_s
         if old is not None:
             old.close()
 
     def report(self) -> str:
-        """The policy's report (errors first), and the skipped entries."""
-        lines = [self.stats.report()]
-        if self.skipped_entries:
-            lines.append(f"entries skipped (empty or non-text content): {self.skipped_entries}")
-        return "\n".join(lines)
+        """The policy's report: errors first, entries skipped as not text among the counts."""
+        return self.stats.report()
 
     def close(self) -> None:
         if self.policy is not None:
@@ -477,62 +436,32 @@ class MemoryGate:
             del self._forming[key]
         policy = self.policy
         assert policy is not None
-        turn = _Turn(batch.query, asyncio.get_running_loop(), dict(batch.asks))
-        await self.searcher.open_turn(turn)
-        try:
-            recall = await policy.arecall(batch.query, actor_id=self.actor_id, session_id=self.session_id)
-        finally:
-            self.searcher.close_turn(turn)
+        # One policy turn over the stores the manager asked, keeping at most the count it asked for.
+        with searching(self.searcher, _Turn(batch.query, dict(batch.asks))) as turn:
+            recall = await policy.arecall(
+                batch.query,
+                actor_id=self.actor_id,
+                session_id=self.session_id,
+                namespaces=list(turn.asks),
+                max_records=at_most(policy.options.max_records, turn.cap),
+            )
         return self._share(recall, turn)
 
     def _share(self, recall: Recall, turn: _Turn) -> dict[str, Any]:
-        """Each store's part of the turn: its kept entries, best first, within the caps."""
+        """Each store's part of the turn: its kept entries, best first (a failed store: its error)."""
         out: dict[str, Any] = {key: [] for key in turn.asks}
         out.update(turn.errors)
-        caps = [ask.cap for ask in turn.asks.values()]
-        total = max(cast(list[int], caps)) if all(cap is not None for cap in caps) else None
-        returned: list[KeptRecord] = []
         kept: dict[tuple[str, str], float | None] = {}
-        for record in recall.records:  # best first
+        for record in recall.records:  # best first; none when a search failed
             key = record.record.namespace
-            ask, share = turn.asks[key], out[key]
-            if isinstance(share, BaseException) or (ask.cap is not None and len(share) >= ask.cap):
-                continue
-            if total is not None and len(returned) >= total:
-                break
             entry = turn.entries[key][record.record.metadata["entry"]]
-            share.append(entry)
-            returned.append(record)
-            kept[(ask.store.name, entry.content)] = record.judge_p
-        if len(returned) < len(recall.records):
-            self._account_for_the_cap(recall, returned, total)
-        if turn.skipped:
-            recall.trace.notes.append(f"{turn.skipped} entries with empty or non-text content skipped")
-            with self._lock:
-                self.skipped_entries += turn.skipped
+            out[key].append(entry)
+            kept[(turn.asks[key].store.name, entry.content)] = record.judge_p
+        skipped = sum(turn.skipped.values())
+        if skipped:
+            recall.trace.notes.append(f"{skipped} entries with empty or non-text content skipped")
         self.last_recall, self.last_kept = recall, kept
         return out
-
-    def _account_for_the_cap(self, recall: Recall, returned: list[KeptRecord], total: int | None) -> None:
-        """Kept records beyond the count the manager asked for never reach the model: the trace,
-        the context and the counters say what was returned, not what the judge kept."""
-        ids = {r.record.id for r in returned}
-        for candidate in recall.trace.candidates:
-            if candidate.kept and candidate.id not in ids:
-                candidate.kept = False
-                candidate.reason += f"; over the {total or 'per-store'} entries the memory manager asked for"
-        context, _included = pack_context(
-            [r.text for r in returned], max_record_chars=_UNBOUNDED_CHARS, max_context_chars=_UNBOUNDED_CHARS
-        )
-        cut = len(recall.records) - len(returned)
-        self.stats.add(
-            records_injected=-cut,
-            records_dropped=cut,
-            context_chars=len(context) - len(recall.context),
-            context_tokens=count_tokens(context) - count_tokens(recall.context),
-        )
-        recall.trace.notes.append(f"{cut} kept record(s) over the count the memory manager asked for")
-        recall.context, recall.records = context, returned
 
 
 # ---- the store -----------------------------------------------------------------------------------

@@ -19,10 +19,11 @@ fail open or inject nothing, and write the trace.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -100,12 +101,18 @@ class Guard:
         """``fn(*args, **kwargs)``, under the deadline when the backend is remote."""
         if self.local:
             return fn(*args, **kwargs)
-        future = self._executor().submit(fn, *args, **kwargs)
+        future = self.submit(fn, *args, **kwargs)
         try:
             return future.result(timeout=self.timeout_s)
         except FutureTimeout:
             future.cancel()
             raise self.timeout_error() from None
+
+    def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        """``fn`` in a worker thread, in a copy of the caller's context (as ``asyncio.to_thread``
+        does): the application's OpenTelemetry span is current there, so a backend's own
+        instrumented calls nest under it, and an integration's per-search context variables hold."""
+        return self._executor().submit(contextvars.copy_context().run, fn, *args, **kwargs)
 
     def timeout_error(self) -> Exception:
         if self.where == "decider":
@@ -234,7 +241,7 @@ class GuardedSearcher:
         if self.guard.local:
             outcomes = [one(ns) for ns in namespaces]
         else:
-            futures = [self.guard._executor().submit(one, ns) for ns in namespaces]
+            futures = [self.guard.submit(one, ns) for ns in namespaces]
             started = time.time_ns()
             deadline = time.monotonic() + self.guard.timeout_s
             outcomes = []
