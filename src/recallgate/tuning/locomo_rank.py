@@ -46,6 +46,7 @@ __all__ = [
     "BUDGET_CAP",
     "DEPTH_GRID",
     "JudgedQuestion",
+    "KeepThresholds",
     "fit",
     "fit_depths",
     "judge_split",
@@ -333,6 +334,7 @@ def fit_depths(
 ) -> dict[str, Any]:
     """:func:`fit` at every depth; the depth whose fitted recall is best is chosen (the smaller
     one on a tie: it judges fewer records)."""
+    thresholds = thresholds or KeepThresholds()
     fits = {
         depth: fit(qs, thresholds=thresholds, cap=cap, tolerance=tolerance) for depth, qs in judged.items()
     }
@@ -341,10 +343,7 @@ def fit_depths(
         "split": "dev",
         "cap": cap,
         "recall_tolerance": tolerance,
-        "thresholds": {
-            "judge": (thresholds or KeepThresholds()).absolute,
-            "judge_relative": (thresholds or KeepThresholds()).relative,
-        },
+        "thresholds": {"judge": thresholds.absolute, "judge_relative": thresholds.relative},
         "gated_top_k": depth,
         "chosen": fits[depth],
         "by_depth": {
