@@ -51,10 +51,11 @@ class AdaptiveBudget:
 #: listed searches ``top_k``: a remote judge pays per record, and no depth was measured for it.
 #: embedded: fitted by ``recallgate tune keep --locomo DIR --split dev --depths 10,20,30`` (LoCoMo
 #: dev, 630 questions, re-scoring and budget fitted at each depth): evidence recall at <= 5
-#: records 0.7197 / 0.7324 / 0.7386 at depth 10 / 20 / 30 (0.7411 at 40, 0.7440 at 50 with
-#: ``--depths 10,20,30,40,50``). Depths past 30 are not shipped for their cost: the default
+#: records 0.7197 / 0.7324 / 0.7386 at depth 10 / 20 / 30 with the episodic options (0.7411
+#: at 40, 0.7440 at 50 with ``--depths 10,20,30,40,50``); the judge alone, as the default
+#: policy keeps, 0.6905 / 0.6942 / 0.6942. Depths past 30 are not shipped for their cost: the default
 #: policy then judges 80 or 100 records a turn and ``recallgate bench latency``'s decision
-#: overhead p50 went from 0.94 ms to 1.22 / 1.38 ms, past the 1 ms target (BENCHMARKS.md).
+#: overhead p50 went from 0.81 ms to 1.02 / 1.13 ms, past the 1 ms target (BENCHMARKS.md).
 GATED_TOP_K: dict[str, int] = {"embedded": 30}
 
 #: Fitted by the same command, with at most 5 records per question (``--max-records 5``, the
