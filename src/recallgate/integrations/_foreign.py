@@ -105,6 +105,9 @@ def foreign_policy(
         decider=decider,
         namespaces=[namespace],
         top_k=top_k,
+        # the integration says how deep to search (its page size, or its top_k): not the
+        # embedded decider's own deeper default
+        gated_top_k=top_k,
         keep=keep,
         max_records=max_records,
         stats=stats,
