@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from ..errors import DeciderBadResponse, QuestionError
@@ -147,8 +148,27 @@ def as_question(name: str, spec: Question | Mapping[str, Any]) -> Question:
             examples=examples,
             subject=spec.get("subject"),
         )
-    _validate_question(name, question)
+    if not _known_valid(question):
+        _validate_question(name, question)
+        _remember_valid(question)
     return question
+
+
+#: id(criteria) -> (type, instructions, criteria) of questions already found valid. A judge asks
+#: one wording (one criteria object) about every record of a turn: validating 60 alike questions
+#: was a fifth of the judge's time. The criteria object is held, so its id cannot be reused.
+_VALID: dict[int, tuple[str, str, object]] = {}
+
+
+def _known_valid(q: Question) -> bool:
+    seen = _VALID.get(id(q.criteria))
+    return seen is not None and seen[2] is q.criteria and seen[0] == q.type and seen[1] == q.instructions
+
+
+def _remember_valid(q: Question) -> None:
+    # only criteria nobody can change afterwards (a tuple, a read-only mapping) are remembered
+    if isinstance(q.criteria, (tuple, MappingProxyType)) and len(_VALID) < 1024:
+        _VALID[id(q.criteria)] = (q.type, q.instructions, q.criteria)
 
 
 def _validate_question(name: str, q: Question) -> None:

@@ -199,7 +199,6 @@ class Telemetry:
         searched = bool(trace.namespaces_searched)
         out: dict[str, Any] = {
             "recallgate.decider": self.decider,
-            "recallgate.gated": trace.gated,
             "recallgate.gate.open": bool(trace.gate_open) if trace.gate_open is not None else searched,
             "recallgate.route": bounded(trace.searched_templates),
             "recallgate.records.retrieved": len(trace.candidates),
@@ -207,8 +206,12 @@ class Telemetry:
             "recallgate.records.dropped": len(trace.candidates) - kept,
             "recallgate.context.tokens": trace.context_tokens,
             "recallgate.errors": len(trace.error_kinds),
-            "recallgate.cache_hit": trace.cache_hit,
         }
+        # Said only when true: each attribute costs the SDK a few microseconds per turn.
+        if not trace.gated:
+            out["recallgate.gated"] = False
+        if trace.cache_hit:
+            out["recallgate.cache_hit"] = True
         if trace.gate_p is not None:
             out["recallgate.gate.probability"] = float(trace.gate_p)
         if trace.gate_threshold is not None:

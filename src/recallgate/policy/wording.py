@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
+from types import MappingProxyType
 
 from ..deciders.questions import Example, Question
 
@@ -32,20 +33,24 @@ GATE_INSTRUCTIONS = (
     "Would answering this message well depend on something stored about the user or the people "
     "and events in their life (a preference, a personal fact, a past conversation)?"
 )
-GATE_CRITERIA = {
-    "true": "The message asks for something personal: a recommendation, plan or action for this "
-    "user, or about people, places and events in their own life and past conversations.",
-    "false": "The message is small talk, thanks, an acknowledgement, arithmetic, a definition, "
-    "general knowledge or a task fully described by the message itself.",
-}
+GATE_CRITERIA: Mapping[str, str] = MappingProxyType(
+    {
+        "true": "The message asks for something personal: a recommendation, plan or action for this "
+        "user, or about people, places and events in their own life and past conversations.",
+        "false": "The message is small talk, thanks, an acknowledgement, arithmetic, a definition, "
+        "general knowledge or a task fully described by the message itself.",
+    }
+)
 JUDGE_INSTRUCTIONS = (
     "Is this stored memory about the user useful for answering their message? A memory about an "
     "unrelated part of their life is not."
 )
-JUDGE_CRITERIA = {
-    "true": "The memory bears directly on what the message asks for.",
-    "false": "The memory is about something else; including it would only add noise.",
-}
+JUDGE_CRITERIA: Mapping[str, str] = MappingProxyType(
+    {
+        "true": "The memory bears directly on what the message asks for.",
+        "false": "The memory is about something else; including it would only add noise.",
+    }
+)
 ROUTE_INSTRUCTIONS = "Which memory collection is most likely to hold what this message needs?"
 
 
