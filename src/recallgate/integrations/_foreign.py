@@ -21,13 +21,13 @@ import numpy as np
 
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
-from ..policy import Recall, RecallPolicy, RecallStats
+from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
+from ..policy.config import threshold_options
 from ..records import MemoryRecord, SearchHit, score_from_cosine
 from ..stores.base import Searcher
 
 __all__ = [
     "NO_BUDGET",
-    "THRESHOLD_KEYS",
     "Keep",
     "at_most",
     "current_search",
@@ -42,8 +42,6 @@ __all__ = [
 T = TypeVar("T")
 Keep = Literal["absolute", "relative", "both"]
 
-#: ``thresholds=`` keys, as GatedAgentCoreMemorySessionManager takes them
-THRESHOLD_KEYS = {"gate": "gate_threshold", "judge": "judge_threshold", "judge_relative": "relative_delta"}
 #: A gate returns the framework's own items, not the policy's packed context block: no size
 #: budget may drop or cut a kept record (the framework, or the model, reads what comes back).
 #: Exact duplicates are still left out of the block, once per turn.
@@ -96,24 +94,21 @@ def foreign_policy(
 ) -> RecallPolicy:
     """The policy of a LangGraph or ADK gate: one namespace (the inner memory), thresholds given
     as ``{"gate": p, "judge": p, "judge_relative": d}``, no context budget."""
-    unknown = set(thresholds or {}) - set(THRESHOLD_KEYS)
-    if unknown:
-        raise UsageError(f"unknown threshold(s) {sorted(unknown)}; use gate, judge, judge_relative")
-    given: dict[str, Any] = {THRESHOLD_KEYS[k]: v for k, v in (thresholds or {}).items()}
+    options = RecallOptions.of(
+        None,
+        {
+            "top_k": top_k,
+            # the integration says how deep to search (its page size, or its top_k): not the
+            # embedded decider's own deeper default
+            "gated_top_k": top_k,
+            "keep": keep,
+            "max_records": max_records,
+            **NO_BUDGET,
+            **threshold_options(thresholds),
+        },
+    )
     return RecallPolicy(
-        searcher,
-        decider=decider,
-        namespaces=[namespace],
-        top_k=top_k,
-        # the integration says how deep to search (its page size, or its top_k): not the
-        # embedded decider's own deeper default
-        gated_top_k=top_k,
-        keep=keep,
-        max_records=max_records,
-        stats=stats,
-        log=log,
-        **NO_BUDGET,
-        **given,
+        searcher, decider=decider, namespaces=[namespace], options=options, stats=stats, log=log
     )
 
 

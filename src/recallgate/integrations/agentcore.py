@@ -49,6 +49,7 @@ from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import InvalidIdError, UsageError
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats, message_text
+from ..policy.config import threshold_options
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
 from ..policy.stages import KeepRule
 from ..records import MemoryRecord, SearchHit, validate_id
@@ -60,13 +61,6 @@ __all__ = ["GatedAgentCoreMemorySessionManager"]
 logger = logging.getLogger(__name__)
 
 _DEFAULT = object()
-#: the thresholds this manager accepts, and the RecallPolicy option each one sets
-_THRESHOLD_KEYS = {
-    "gate": "gate_threshold",
-    "judge": "judge_threshold",
-    "judge_relative": "relative_delta",
-    "gate_named": "gate_named_threshold",
-}
 _RETRIEVE_EVENT = "after-call.bedrock-agentcore.RetrieveMemoryRecords"
 _PARAMS_EVENT = "provide-client-params.bedrock-agentcore.RetrieveMemoryRecords"
 
@@ -104,9 +98,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
         embedder: Embedder | None = None,
         **kwargs: Any,
     ) -> None:
-        unknown = set(thresholds or {}) - set(_THRESHOLD_KEYS)
-        if unknown:
-            raise UsageError(f"unknown threshold(s) {sorted(unknown)}; use {', '.join(_THRESHOLD_KEYS)}")
+        threshold_options(thresholds)  # an unknown role fails here, before any AWS call
         try:
             super().__init__(agentcore_memory_config, region_name, boto_session, boto_client_config, **kwargs)
         except ParamValidationError as exc:
@@ -316,7 +308,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
                         "top_k": max(c.top_k for c in configs.values()),
                         "keep": self.keep,
                         "max_records": self.max_records,
-                        **{_THRESHOLD_KEYS[role]: value for role, value in self.thresholds.items()},
+                        **threshold_options(self.thresholds),
                     },
                 ),
             )

@@ -66,7 +66,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 import numpy as np
 from strands.memory import MemoryEntry, MemoryInjectionConfig
@@ -86,6 +86,8 @@ from ..records import (
     validate_id,
 )
 from ._foreign import NO_BUDGET, at_most, current_search, run_sync, searching
+
+T = TypeVar("T")
 
 __all__ = [
     "GatedMemoryStore",
@@ -467,6 +469,21 @@ class MemoryGate:
 # ---- the store -----------------------------------------------------------------------------------
 
 
+class _Through(Generic[T]):
+    """An attribute of the wrapper that is the inner store's, read and written through."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, store: Any, owner: type | None = None) -> T:
+        if store is None:  # read on the class (a Protocol check): the descriptor itself
+            return cast(T, self)
+        return cast(T, getattr(store.inner, self.name))
+
+    def __set__(self, store: Any, value: T) -> None:
+        setattr(store.inner, self.name, value)
+
+
 class GatedMemoryStore(StrandsMemoryStore):
     """A Strands ``MemoryStore`` that gates another one (see the module docs).
 
@@ -500,45 +517,11 @@ class GatedMemoryStore(StrandsMemoryStore):
         self.key = self.gate.join(self)
 
     # The protocol's attributes are the inner store's, read and written through.
-    @property
-    def name(self) -> str:
-        return cast(str, self.inner.name)
-
-    @name.setter
-    def name(self, value: str) -> None:
-        self.inner.name = value
-
-    @property
-    def description(self) -> str | None:
-        return cast("str | None", self.inner.description)
-
-    @description.setter
-    def description(self, value: str | None) -> None:
-        self.inner.description = value
-
-    @property
-    def max_search_results(self) -> int | None:
-        return cast("int | None", self.inner.max_search_results)
-
-    @max_search_results.setter
-    def max_search_results(self, value: int | None) -> None:
-        self.inner.max_search_results = value
-
-    @property
-    def writable(self) -> bool:
-        return cast(bool, self.inner.writable)
-
-    @writable.setter
-    def writable(self, value: bool) -> None:
-        self.inner.writable = value
-
-    @property
-    def extraction(self) -> Any:
-        return self.inner.extraction
-
-    @extraction.setter
-    def extraction(self, value: Any) -> None:
-        self.inner.extraction = value
+    name: _Through[str] = _Through()
+    description: _Through[str | None] = _Through()
+    max_search_results: _Through[int | None] = _Through()
+    writable: _Through[bool] = _Through()
+    extraction: _Through[Any] = _Through()
 
     def __getattr__(self, name: str) -> Any:
         # Anything else the inner store offers (its own settings, helpers) reads through too.

@@ -46,6 +46,7 @@ __all__ = [
     "json_failure",
     "read_config",
     "resolve_threshold",
+    "threshold_options",
     "write_config",
 ]
 
@@ -59,6 +60,15 @@ ROLES = {
     "judge_relative": "relative_delta",
     "gate_named": "gate_named_threshold",
 }
+
+
+def threshold_options(thresholds: Mapping[str, float] | None) -> dict[str, float]:
+    """``{"gate": p, "judge": p, ...}`` (the integrations' ``thresholds=``) as RecallPolicy options;
+    an unknown role is a :class:`UsageError` naming the known ones."""
+    unknown = sorted(set(thresholds or {}) - set(ROLES))
+    if unknown:
+        raise UsageError(f"unknown threshold(s) {unknown}; use {', '.join(ROLES)}")
+    return {ROLES[role]: float(value) for role, value in (thresholds or {}).items()}
 
 
 @dataclass(frozen=True)

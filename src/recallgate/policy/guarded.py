@@ -209,9 +209,7 @@ class GuardedSearcher:
     def _one(
         self, namespace: str, query: Any, top_k: int, actor_id: str | None, text: str | None, mode: SearchMode
     ) -> list[SearchHit]:
-        # A searcher need not know ``mode`` when it is dense: only hybrid is passed on.
-        extra: dict[str, Any] = {} if mode == "dense" else {"mode": mode}
-        return self.inner.search(namespace, query, top_k, actor_id=actor_id, text=text, **extra)
+        return self.inner.search(namespace, query, top_k, actor_id=actor_id, text=text, **_mode(mode))
 
     def search_all(
         self,
@@ -273,7 +271,7 @@ class GuardedSearcher:
             )
         self.guard.admit()
         searcher: Any = self.inner
-        extra: dict[str, Any] = {} if mode == "dense" else {"mode": mode}
+        extra = _mode(mode)
 
         async def one(ns: str) -> SearchOutcome:
             started = time.time_ns()
@@ -327,6 +325,11 @@ class GuardedSearcher:
             raise
         self.guard.settle(True)
         return found
+
+
+def _mode(mode: SearchMode) -> dict[str, Any]:
+    """A searcher need not know ``mode`` when it is dense: only hybrid is passed on."""
+    return {} if mode == "dense" else {"mode": mode}
 
 
 class _Executor:

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .config import ROLES as _ROLE_OPTIONS
 from .config import ThresholdConfig, resolve_threshold
 
 __all__ = ["ROLES", "Thresholds"]
 
 #: question roles a threshold can belong to
-ROLES = ("gate", "judge", "judge_relative", "gate_named")
+ROLES = tuple(_ROLE_OPTIONS)
 #: roles that stay off unless given, fitted or measured
 _OPT_IN = frozenset({"gate_named"})
 
