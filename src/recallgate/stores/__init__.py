@@ -6,8 +6,8 @@ the URL: ``sqlite:///path`` (embedded default), ``postgresql://...`` (extra ``[p
 
 Every URL may name the store's embedder: ``sqlite:///m.db?embedder=multilingual`` embeds
 records and queries with the multilingual model. A store records the embedder its vectors
-were made with and refuses to open with another (the error names both); an SQLite store
-opened without one uses the one it recorded.
+were made with and refuses to open with another (the error names both); an SQLite or
+PostgreSQL store opened without one uses the one it recorded (AgentCore embeds on its side).
 """
 
 from __future__ import annotations

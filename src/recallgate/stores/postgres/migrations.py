@@ -16,7 +16,8 @@ otherwise, so several embedders or tenants can share one database):
 - ``events``: conversation messages.
 
 Owns the tables and indexes (:data:`MIGRATIONS`, in order), :func:`migrate` (run once per
-store at open: the vector extension, the schema, the pending migrations, the embedder check)
+store at open: the vector extension, the schema, the pending migrations, the embedder check),
+:func:`recorded_embedder` (the name ``meta`` holds, read before the store picks its embedder)
 and the advisory-lock key that serialises it with :meth:`PostgresStore.drop_schema`.
 """
 
@@ -44,6 +45,7 @@ __all__ = [
     "advisory_key",
     "migrate",
     "namespace_index",
+    "recorded_embedder",
 ]
 
 
@@ -239,6 +241,31 @@ def migrate(conn: psycopg.Connection[TupleRow], *, schema: str, url: str, embedd
     return vector_schema
 
 
+def recorded_embedder(conn: psycopg.Connection[TupleRow], *, schema: str, url: str) -> str | None:
+    """The embedder name ``schema``'s ``meta`` table recorded, or None when nothing is recorded
+    yet (no such schema, no ``meta`` table, or an empty one).
+
+    Read without the migration lock: a store made at the same moment by another worker is
+    caught by :func:`migrate`'s check, which refuses an embedder that disagrees with ``meta``.
+    """
+    try:
+        found = conn.execute(
+            "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relname = 'meta' AND c.relkind = 'r'",
+            (schema,),
+        ).fetchone()
+        if found is None:
+            return None
+        row = conn.execute(
+            sql.SQL("SELECT value FROM {}.meta WHERE key = 'embedder'").format(sql.Identifier(schema))
+        ).fetchone()
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"cannot read which embedder schema {schema!r} in {url} was made with: {reason(exc)}"
+        ) from exc
+    return str(row[0]) if row else None
+
+
 def _ensure_vector_extension(conn: psycopg.Connection[TupleRow], url: str) -> str:
     """The schema the vector extension lives in, creating the extension when allowed."""
     row = conn.execute(
@@ -284,7 +311,8 @@ def _check_meta(conn: psycopg.Connection[TupleRow], schema_name: str, url: str, 
             f"PostgreSQL table {schema_name}.records in {url} holds {table_dim}-dimensional "
             f"vectors (embedder {meta.get('embedder', '?')!r}); embedder {embedder.name!r} makes "
             f"{dimension}-dimensional vectors: refusing to write. Open it with that embedder "
-            f"or use another schema (?schema=NAME)"
+            f"(embedder={meta.get('embedder', 'NAME')} in the URL, or leave the embedder out) or use "
+            f"another schema (?schema=NAME)"
         )
     if not meta:
         conn.execute(
@@ -295,5 +323,6 @@ def _check_meta(conn: psycopg.Connection[TupleRow], schema_name: str, url: str, 
         raise DimensionMismatchError(
             f"PostgreSQL schema {schema_name!r} in {url} was embedded with "
             f"{meta.get('embedder')!r}, not {embedder.name!r}: scores would not be comparable; "
-            f"open it with that embedder or use another schema (?schema=NAME)"
+            f"open it with that embedder (embedder={meta.get('embedder')} in the URL, or leave the "
+            f"embedder out) or use another schema (?schema=NAME)"
         )

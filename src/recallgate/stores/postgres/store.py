@@ -20,7 +20,7 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...embeddings import Embedder, default_embedder
+from ...embeddings import Embedder, default_embedder, make_embedder
 from ...errors import DimensionMismatchError, StoreError, UsageError
 from ...records import Event, MemoryRecord, SearchHit, score_from_cosine
 from ..base import (
@@ -35,7 +35,7 @@ from ..base import (
 from ..urls import choose_embedder
 from .connection import DEFAULT_CONNECT_TIMEOUT, connect, error_kind, quote_ident, reason, split_url
 from .ingest import bulk_load, copy_in, staging_rows
-from .migrations import SchemaContext, advisory_key, migrate
+from .migrations import SchemaContext, advisory_key, migrate, recorded_embedder
 from .planner import (
     EXACT_OVERFETCH,
     EXACT_SCAN_LIMIT,
@@ -65,8 +65,11 @@ class PostgresStore(ThreadedAsyncMethods):
     """Records and events in PostgreSQL; vector search with pgvector.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:port/db?sslmode=require``) that
-    may also carry ``schema=NAME``. ``connect_timeout`` (seconds) bounds each connection
-    attempt, so a wrong host fails with one :class:`StoreError` instead of hanging.
+    may also carry ``schema=NAME`` and ``embedder=NAME``. The embedder is, in order: ``embedder``,
+    the URL's ``embedder=NAME``, the one the schema recorded when it was created, the default; a
+    schema made with another embedder is refused (:class:`DimensionMismatchError` naming both).
+    ``connect_timeout`` (seconds) bounds each connection attempt, so a wrong host fails with
+    one :class:`StoreError` instead of hanging.
     ``pool_size`` caps the connections this store keeps open. ``create=False`` opens only an
     existing store (read-only commands): a schema recallgate never made is a :class:`UsageError`
     and nothing is created in the database.
@@ -97,10 +100,9 @@ class PostgresStore(ThreadedAsyncMethods):
         self.schema = schema or own.get("schema") or DEFAULT_SCHEMA
         if "\x00" in self.schema or len(self.schema) > 63:
             raise UsageError(f"invalid schema name {self.schema!r} in {self.url!r}")
-        self.embedder: Embedder = (
-            choose_embedder(self.url, embedder, own.get("embedder")) or default_embedder()
-        )
-        self.dimension = int(self.embedder.dimension)
+        # An explicit embedder is checked (and loaded) before connecting; without one, the store
+        # takes the one its schema recorded, once connected.
+        chosen = choose_embedder(self.url, embedder, own.get("embedder"))
         self.connect_timeout = float(connect_timeout)
         self.ef_search = int(ef_search)
         if iterative_scan not in ("strict_order", "relaxed_order"):
@@ -123,6 +125,8 @@ class PostgresStore(ThreadedAsyncMethods):
         with self._connect() as conn:
             if not create:
                 self._require_schema(conn)
+            self.embedder: Embedder = chosen or self._recorded_embedder(conn) or default_embedder()
+            self.dimension = int(self.embedder.dimension)
             self._migrate(conn)
         self._pool: ConnectionPool[psycopg.Connection[TupleRow]] = ConnectionPool(
             self._conninfo,
@@ -189,6 +193,21 @@ class PostgresStore(ThreadedAsyncMethods):
             raise UsageError(
                 f"no recallgate store in schema {self.schema!r} at {self.url} (nothing was created)"
             )
+
+    def _recorded_embedder(self, conn: psycopg.Connection[TupleRow]) -> Embedder | None:
+        """The embedder the schema recorded (None for a new schema); a recorded name this process
+        cannot make is a :class:`UsageError` naming it."""
+        name = recorded_embedder(conn, schema=self.schema, url=self.url)
+        if name is None:
+            return None
+        try:
+            return make_embedder(name)
+        except UsageError as exc:
+            raise UsageError(
+                f"PostgreSQL schema {self.schema!r} in {self.url} was embedded with {name!r}, which "
+                f"this process cannot make ({exc}); pass that embedder (embedder=...) or use another "
+                f"schema (?schema=NAME)"
+            ) from exc
 
     def _schema_context(self) -> SchemaContext:
         return SchemaContext(sql.Identifier(self.schema), self._vector_schema, self.dimension)
