@@ -25,7 +25,9 @@ is first in ``stats.report()``. A namespace LangGraph rejects gets LangGraph's o
 LangGraph embeddings function, so the inner store's vectors need no hosted model.
 
 :class:`RecallgateStore` is the other direction: a recallgate store (the embedded SQLite one,
-PostgreSQL, AgentCore) used *as* a LangGraph ``BaseStore``.
+PostgreSQL, AgentCore) used *as* a LangGraph ``BaseStore``, with LangGraph's ``put(...,
+index=False)`` (stored, not embedded) and TTL (``ttl=TTLConfig(...)``, ``put(..., ttl=minutes)``,
+renewal on read, ``sweep_ttl()`` and a background sweeper).
 """
 
 from __future__ import annotations
