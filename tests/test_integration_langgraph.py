@@ -27,6 +27,7 @@ from langgraph.store.base import (
 from langgraph.store.memory import InMemoryStore
 
 from recallgate import MemoryRecord, RecallStats
+from recallgate.embeddings import HashingEmbedder
 from recallgate.integrations.langgraph import (
     GatedStore,
     RecallgateStore,
@@ -507,8 +508,9 @@ def test_adapter_refuses_what_langgraph_refuses(rg):
             lg.batch([SearchOp(bad, query="x")])
     with pytest.raises(InvalidNamespaceError):
         lg.put(("langgraph", "x"), "k", {"text": "x"})
-    with pytest.raises(NotImplementedError):
-        lg.put(("n",), "k", {"text": "x"}, ttl=3)
+    for bad_ttl in (0, -1, "5", True, float("nan")):
+        with pytest.raises(ValueError, match="ttl must be a positive number of minutes"):
+            lg.put(("n",), "k", {"text": "x"}, ttl=bad_ttl)
     lg.put(("n",), "k", {"text": "x"})
     with pytest.raises(ValueError, match="Unsupported operator"):
         lg.search(("n",), filter={"text": {"$like": "x"}})
@@ -557,3 +559,284 @@ def test_the_example_runs_offline(tmp_path):
     gated = done.stdout.split("== gated\n", 1)[1]
     assert "user: Hello!\n  graph received 0: []" in gated
     assert "gate opened 2, closed 2" in done.stdout and "OK: no errors" in done.stdout
+
+
+# ---- RecallgateStore: put(index=False) and TTL ---------------------------------------------------
+
+
+class Clock:
+    """A clock the tests move by hand (seconds since the epoch)."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def saved(rg, lg: RecallgateStore, ns: tuple[str, ...], key: str) -> dict[str, Any]:
+    """The LangGraph entry of an item's record, as the store holds it."""
+    return rg.get_records([lg.record_id(ns, key)])[lg.record_id(ns, key)].metadata["langgraph"]
+
+
+def test_index_false_is_stored_and_listed_but_not_matched_by_a_query(rg):
+    lg = RecallgateStore(rg)
+    lg.put(("f",), "tea", {"text": "green tea every morning"})
+    lg.put(("f",), "car", {"text": "an electric car"})
+    lg.put(("f",), "dog", {"text": "a dog called Biscuit"})
+    lg.put(("f",), "quiet", {"text": "green tea every morning"}, index=False)
+    assert lg.get(("f",), "quiet").value == {"text": "green tea every morning"}
+    assert [i.key for i in lg.search(("f",))] == ["tea", "car", "dog", "quiet"]  # listings include it
+    assert [i.key for i in lg.search(("f",), filter={"text": "green tea every morning"})] == ["tea", "quiet"]
+    # the query is its exact text, yet it is not matched: three indexed items fill the page
+    page = lg.search(("f",), query="green tea every morning", limit=3)
+    assert page[0].key == "tea" and "quiet" not in [i.key for i in page]
+    assert all(i.score is not None for i in page)
+    # a page larger than the indexed items is filled with the unindexed one, unscored (InMemoryStore)
+    for filt in (None, {"text": {"$ne": "x"}}):
+        full = lg.search(("f",), query="green tea every morning", limit=10, filter=filt)
+        assert [i.key for i in full][-1] == "quiet" and full[-1].score is None
+        assert all(i.score is not None for i in full[:-1]) and len(full) == 4
+    assert saved(rg, lg, ("f",), "quiet")["indexed"] is False
+    assert "indexed" not in saved(rg, lg, ("f",), "tea")
+    lg.put(("f",), "quiet", {"text": "green tea every morning"})  # put again, indexed: now it matches
+    assert {i.key for i in lg.search(("f",), query="green tea every morning", limit=2)} == {"tea", "quiet"}
+
+
+def test_unindexed_items_never_take_a_query_searchs_places(rg):
+    lg = RecallgateStore(rg)
+    for i in range(30):
+        lg.put(("n",), f"quiet{i}", {"text": f"note {i} about tea"}, index=False)
+    for i in range(4):
+        lg.put(("n",), f"tea{i}", {"text": f"green tea number {i}"})
+    for query in ("tea", "green tea number 2", "zzz"):  # wherever the unindexed ones rank
+        page = lg.search(("n",), query=query, limit=4)
+        assert sorted(i.key for i in page) == [f"tea{i}" for i in range(4)]
+        assert all(i.score is not None for i in page)
+
+
+def test_index_fields_embed_only_those_fields(rg):
+    lg = RecallgateStore(rg)
+    value = {"title": "green tea", "body": "an electric car", "n": 1}
+    lg.put(("f",), "a", value, index=["title"])
+    lg.put(("f",), "b", value, index=["title", "body"])
+    lg.put(("f",), "c", value, index=["missing"])  # no text at that path: not indexed
+    records = {r.metadata["langgraph"]["key"]: r for r in rg.list_records("/f")}
+    assert records["a"].text == "green tea" and records["b"].text == "green tea an electric car"
+    assert records["c"].metadata["langgraph"]["indexed"] is False
+    assert records["a"].embedding == pytest.approx(rg.embedder.embed(["green tea"])[0], abs=1e-6)
+    assert lg.get(("f",), "a").value == value  # the whole value comes back
+    hits = lg.search(("f",), query="green tea", limit=5)
+    assert [h.key for h in hits] == ["a", "b", "c"] and hits[-1].score is None
+    # the adapter's fields apply to puts without index=
+    by_body = RecallgateStore(rg, actor_id="other", fields=["body"])
+    by_body.put(("g",), "x", value)
+    by_body.put(("g",), "y", {"title": "no body here"})
+    texts = {r.metadata["langgraph"]["key"]: r.text for r in rg.list_records("/g", actor_id="other")}
+    assert texts["x"] == "an electric car"
+    assert saved(rg, by_body, ("g",), "y")["indexed"] is False
+
+
+def test_ttl_items_expire_for_every_read_and_a_sweep_deletes_them(location):
+    rg, clock = location.open(), Clock()
+    lg = RecallgateStore(rg, ttl={"default_ttl": 1.0}, clock=clock)
+    assert lg.supports_ttl and lg.ttl_config == {"default_ttl": 1.0}
+    lg.put(("short",), "a", {"text": "green tea, one minute"})  # the default TTL
+    lg.put(("long",), "b", {"text": "green tea, five minutes"}, ttl=5)
+    lg.put(("long",), "c", {"text": "green tea, forever"}, ttl=None)
+    assert saved(rg, lg, ("short",), "a")["expires_at"] == clock.now + 60
+    assert "expires_at" not in saved(rg, lg, ("long",), "c")
+    clock.now += 59
+    assert lg.get(("short",), "a", refresh_ttl=False) is not None
+    assert lg.list_namespaces() == [("long",), ("short",)]
+    clock.now += 2  # a is past its minute
+    other_worker = RecallgateStore(location.open(), clock=clock)  # the expiry is in the record
+    for store in (lg, other_worker):
+        assert store.get(("short",), "a") is None
+        assert store.search(("short",)) == [] and store.search((), query="green tea") != []
+        assert "a" not in [i.key for i in store.search((), query="green tea", limit=10)]
+        assert "a" not in [i.key for i in store.search((), filter={"text": {"$ne": ""}}, query="tea")]
+        assert store.list_namespaces() == [("long",)]  # its only item expired
+    assert rg.count_records() == 3  # not deleted yet
+    assert lg.sweep_ttl() == 1 and rg.count_records() == 2
+    clock.now += 5 * 60
+    assert lg.get(("long",), "b") is None and lg.get(("long",), "c") is not None
+    assert asyncio.run(lg.asweep_ttl()) == 1 and rg.count_records() == 1
+    assert lg.sweep_ttl() == 0
+
+
+def test_ttl_a_put_after_expiry_makes_a_new_item(rg):
+    clock = Clock()
+    lg = RecallgateStore(rg, clock=clock)
+    lg.put(("n",), "k", {"text": "old"}, ttl=1)
+    first = lg.get(("n",), "k")
+    clock.now += 120
+    lg.put(("n",), "k", {"text": "new"})  # no TTL now
+    again = lg.get(("n",), "k")
+    assert again.value == {"text": "new"} and again.created_at > first.created_at
+    clock.now += 10_000
+    assert lg.get(("n",), "k") is not None and lg.sweep_ttl() == 0
+
+
+def test_ttl_reads_renew_what_they_return(location):
+    rg, clock = location.open(), Clock()
+    lg = RecallgateStore(rg, clock=clock)
+    lg.put(("n",), "got", {"text": "green tea"}, ttl=1)
+    lg.put(("n",), "found", {"text": "lemon cake"}, ttl=1)
+    lg.put(("n",), "left", {"text": "an electric car"}, ttl=1)
+    clock.now += 50
+    assert lg.get(("n",), "got") is not None  # refresh_ttl defaults to True
+    assert [i.key for i in lg.search(("n",), query="lemon cake", limit=1)] == ["found"]
+    assert saved(rg, lg, ("n",), "got")["expires_at"] == clock.now + 60
+    clock.now += 20  # 70 s after the puts: the item nobody read expired
+    assert lg.get(("n",), "left", refresh_ttl=False) is None
+    assert {i.key for i in lg.search(("n",), refresh_ttl=False)} == {"got", "found"}
+    clock.now += 41  # 111 s: the renewed ones expired a minute after their read
+    assert lg.search(("n",)) == [] and lg.list_namespaces() == []
+    # a renewal smaller than 1% of the TTL is not written
+    lg.put(("m",), "k", {"text": "x"}, ttl=10)
+    before = saved(rg, lg, ("m",), "k")["expires_at"]
+    clock.now += 3
+    assert lg.get(("m",), "k") is not None and saved(rg, lg, ("m",), "k")["expires_at"] == before
+    clock.now += 3  # 6 s >= 1% of 10 minutes
+    assert lg.get(("m",), "k") is not None and saved(rg, lg, ("m",), "k")["expires_at"] == clock.now + 600
+
+
+def test_ttl_refresh_on_read_false_renews_only_when_asked(rg):
+    clock = Clock()
+    lg = RecallgateStore(rg, ttl={"default_ttl": 1, "refresh_on_read": False}, clock=clock)
+    lg.put(("n",), "a", {"text": "a"})
+    lg.put(("n",), "b", {"text": "b"})
+    clock.now += 50
+    lg.get(("n",), "a")
+    lg.search(("n",), query="b", refresh_ttl=True)  # asked: b (and a, found too) renewed
+    lg.get(("n",), "a")
+    clock.now += 20
+    assert lg.get(("n",), "a") is not None and lg.get(("n",), "b") is not None
+    fresh = RecallgateStore(rg, ttl={"default_ttl": 1, "refresh_on_read": False}, clock=clock)
+    fresh.put(("m",), "c", {"text": "c"})
+    clock.now += 50
+    fresh.get(("m",), "c")
+    fresh.search(("m",))
+    clock.now += 20
+    assert fresh.get(("m",), "c") is None
+
+
+def test_ttl_a_query_search_still_fills_its_page_when_the_best_items_expired(location):
+    rg, clock = location.open(), Clock()
+    lg = RecallgateStore(rg, clock=clock)
+    for i in range(12):
+        lg.put(("n",), f"gone{i}", {"text": f"green tea cup {i}"}, ttl=1)
+    for i in range(3):
+        lg.put(("n",), f"live{i}", {"text": f"tea pot {i}"})
+    lg.put(("n",), "quiet", {"text": "tea"}, index=False)
+    best = [i.key for i in lg.search(("n",), query="green tea cup", limit=3, refresh_ttl=False)]
+    assert all(k.startswith("gone") for k in best)  # the expiring ones rank first
+    clock.now += 61
+    page = lg.search(("n",), query="green tea cup", limit=3)
+    assert sorted(i.key for i in page) == ["live0", "live1", "live2"] and all(
+        i.score is not None for i in page
+    )
+    assert [i.key for i in lg.search(("n",), query="green tea cup", limit=5)][3:] == ["quiet"]
+
+
+def test_ttl_renewing_a_listing_does_not_shift_its_pages(rg):
+    clock = Clock()
+    lg = RecallgateStore(rg, clock=clock)
+    for i in range(6):
+        lg.put(("n",), f"k{i}", {"text": f"item {i}"}, ttl=1)
+    clock.now += 30
+    first = [i.key for i in lg.search(("n",), limit=3)]  # renewed: the store rewrote them
+    second = [i.key for i in lg.search(("n",), limit=3, offset=3)]
+    assert first + second == [f"k{i}" for i in range(6)]
+
+
+def test_ttl_a_put_in_the_same_batch_wins_over_a_renewal(rg):
+    clock = Clock()
+    lg = RecallgateStore(rg, clock=clock)
+    lg.put(("n",), "k", {"text": "old"}, ttl=1)
+    clock.now += 30
+    got, _ = lg.batch([GetOp(("n",), "k"), PutOp(("n",), "k", {"text": "new"}, ttl=2)])
+    assert got.value == {"text": "old"}
+    assert lg.get(("n",), "k").value == {"text": "new"}
+    assert saved(rg, lg, ("n",), "k")["ttl_minutes"] == 2.0
+
+
+def test_ttl_bad_configuration_is_one_clear_error(rg):
+    for config, message in [
+        ({"default_ttl": 0}, "TTLConfig default_ttl must be a positive number of minutes"),
+        ({"sweep_interval_minutes": -1}, "TTLConfig sweep_interval_minutes must be a positive"),
+        ({"refresh_on_read": "yes"}, "TTLConfig refresh_on_read must be True or False"),
+        ({"omit_expired": False}, "omit_expired=False is not supported"),
+        ({"default_tll": 5}, "unknown TTLConfig key"),
+        ([("default_ttl", 5)], "ttl must be a TTLConfig dict"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            RecallgateStore(rg, ttl=config)
+    lg = RecallgateStore(rg)
+    with pytest.raises(ValueError, match="sweep_interval_minutes must be a positive"):
+        lg.start_ttl_sweeper(sweep_interval_minutes=0)
+    with pytest.raises(ValueError, match="ttl must be a positive"):
+        lg.batch([PutOp(("n",), "a", {"text": "a"}), PutOp(("n",), "b", {"text": "b"}, ttl=-2)])
+    assert rg.count_records() == 0  # nothing of the refused batch was written
+    assert GatedStore(lg, decider=None).supports_ttl  # LangGraph's put(ttl=) passes the gate
+
+
+def _wait(condition: Any, seconds: float = 30.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def test_the_sweeper_thread_deletes_expired_items_on_the_real_clock(tmp_path):
+    from recallgate import open_store
+
+    rg = open_store(f"sqlite:///{tmp_path}/ttl.db", embedder=HashingEmbedder(64))
+    lg = RecallgateStore(rg, ttl={"sweep_interval_minutes": 1})
+    lg.put(("n",), "brief", {"text": "gone in a second"}, ttl=1 / 60)
+    lg.put(("n",), "kept", {"text": "here for an hour"}, ttl=60)
+    future = lg.start_ttl_sweeper(sweep_interval_minutes=0.2 / 60)  # every 0.2 s
+    assert lg.start_ttl_sweeper() is future  # one sweeper at a time
+    assert _wait(lambda: rg.count_records() == 1)
+    assert lg.get(("n",), "kept") is not None and lg.get(("n",), "brief") is None
+    assert lg.stop_ttl_sweeper(timeout=10) and future.done() and lg.sweep_errors == 0
+    assert lg.stop_ttl_sweeper()  # not running: nothing to stop
+    rg.close()
+
+
+def test_a_failing_sweep_is_counted_and_the_sweeper_keeps_going(tmp_path):
+    from recallgate import open_store
+
+    rg = open_store(f"sqlite:///{tmp_path}/ttl.db", embedder=HashingEmbedder(64))
+    lg = RecallgateStore(rg)
+    rg.close()  # every sweep now fails
+    future = lg.start_ttl_sweeper(sweep_interval_minutes=0.1 / 60)
+    assert _wait(lambda: lg.sweep_errors >= 2)
+    assert "closed" in str(lg.last_sweep_error) and not future.done()
+    future.cancel()  # cancelling the future stops the thread, as PostgresStore's
+    assert _wait(lambda: lg._sweep_thread is not None and not lg._sweep_thread.is_alive())
+
+
+async def test_the_async_sweeper_task(tmp_path):
+    from recallgate import open_store
+
+    rg = open_store(f"sqlite:///{tmp_path}/ttl.db", embedder=HashingEmbedder(64))
+    lg = RecallgateStore(rg)
+    await lg.aput(("n",), "brief", {"text": "gone in a second"}, ttl=0.5 / 60)
+    await lg.aput(("n",), "kept", {"text": "kept"})
+    assert len(await lg.asearch(("n",))) == 2
+    task = await lg.astart_ttl_sweeper(sweep_interval_minutes=0.2 / 60)
+    assert await lg.astart_ttl_sweeper() is task
+    for _ in range(600):
+        if rg.count_records() == 1:
+            break
+        await asyncio.sleep(0.05)
+    assert rg.count_records() == 1 and [i.key for i in await lg.asearch(("n",))] == ["kept"]
+    assert await lg.astop_ttl_sweeper(timeout=10) and task.done()
+    assert await lg.astop_ttl_sweeper()
+    rg.close()
