@@ -41,6 +41,9 @@ DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
         # DIR --split dev` (LoCoMo dev, 630 questions; the 60 non-memory messages of
         # gate_examples.jsonl, leave-one-out, against each of the 5 dev stores): opens on 99.4%
         # of the questions (98.1% on the message alone), closed rate unchanged at 0.90.
+        # Follow-ups (policy/follow_up.py): the example-based question on
+        # data/follow_up_examples.jsonl, FITTED_BELOW
+        "follow_up": Threshold(0.55, True, "FOLLOW_UP_NOTE"),
         "gate_named": Threshold(
             0.39, True, "tune named-gate on LoCoMo dev: balanced accuracy 0.947 (message only 0.941)"
         ),
@@ -82,7 +85,8 @@ DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
 
 
 def default_threshold(backend: str, role: str, fallback: float = 0.5) -> Threshold:
-    """The default threshold of ``role`` ("gate", "judge", "judge_relative", "gate_named") for
+    """The default threshold of ``role`` ("gate", "judge", "judge_relative", "gate_named",
+    "follow_up") for
     ``backend``."""
     table = DEFAULT_THRESHOLDS.get(backend, {})
     if role in table:
