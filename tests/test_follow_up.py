@@ -43,24 +43,26 @@ def _texts(recall: recallgate.Recall) -> list[str]:
 # ---- the memory -------------------------------------------------------------------------------
 def test_memory_forgets_after_its_ttl_and_keeps_the_newest_conversations() -> None:
     memory = FollowUpMemory(size=2, ttl_s=60)
-    memory.remember("a", None, "dinner?", now=0.0)
-    assert memory.prior("a", None, now=59.0) == follow_up_module.PriorTurn("dinner?", 0.0)
-    assert memory.prior("a", None, now=61.0) is None  # too old, and gone
+    a = ("a", None, ("/facts/a",))
+    memory.remember(a, "dinner?", now=0.0)
+    assert memory.prior(a, now=59.0) == follow_up_module.PriorTurn("dinner?", 0.0)
+    assert memory.prior(a, now=61.0) is None  # too old, and gone
     assert len(memory) == 0
     for actor in ("a", "b", "c"):
-        memory.remember(actor, "s", f"{actor}?", now=100.0)
-    assert memory.prior("a", "s", now=100.0) is None  # the oldest of three, with room for two
-    assert memory.prior("c", "s", now=100.0) is not None
-    assert memory.prior("c", None, now=100.0) is None  # another session of the same actor
+        memory.remember((actor, "s", (f"/facts/{actor}",)), f"{actor}?", now=100.0)
+    assert memory.prior(("a", "s", ("/facts/a",)), now=100.0) is None  # the oldest of three
+    assert memory.prior(("c", "s", ("/facts/c",)), now=100.0) is not None
+    assert memory.prior(("c", None, ("/facts/c",)), now=100.0) is None  # another session
+    assert memory.prior(("c", "s", ("/facts/x",)), now=100.0) is None  # other namespaces
     memory.forget("c", "s")
-    assert memory.prior("c", "s", now=100.0) is None
+    assert memory.prior(("c", "s", ("/facts/c",)), now=100.0) is None
 
 
 @pytest.mark.parametrize(("size", "ttl"), [(0, 60.0), (10, 0.0)])
 def test_memory_of_size_or_ttl_zero_is_off(size: int, ttl: float) -> None:
     memory = FollowUpMemory(size, ttl)
-    memory.remember("a", None, "dinner?", now=0.0)
-    assert not memory.enabled and memory.prior("a", None, now=0.0) is None
+    memory.remember(("a", None, ()), "dinner?", now=0.0)
+    assert not memory.enabled and memory.prior(("a", None, ()), now=0.0) is None
 
 
 def test_follow_up_text_is_the_request_then_the_follow_up() -> None:
@@ -120,7 +122,17 @@ def test_follow_ups_chain_to_the_request_not_to_each_other(store) -> None:
         recall = policy.recall(message, actor_id="u", session_id="s")
         assert recall.trace.gate_open is True, message
         assert "I am vegetarian" in _texts(recall)
-    assert policy.follow_ups.prior("u", "s").text == "What should I have for dinner?"  # type: ignore[union-attr]
+    prior = policy.follow_ups.prior(("u", "s", ("/facts/u",)))
+    assert prior is not None and prior.text == "What should I have for dinner?"
+
+
+def test_one_actor_id_serving_many_users_keeps_a_conversation_per_namespace(store) -> None:
+    # LangGraph's store adapter searches under one actor id; its namespaces name the user
+    store.add_records([MemoryRecord(actor_id="u", namespace="/other/u", text="I love sushi")])
+    policy = _policy(store)
+    policy.recall("What should I have for dinner?", actor_id="u", namespaces=["/facts/{actorId}"])
+    other_user = policy.recall("go on", actor_id="u", namespaces=["/other/{actorId}"])
+    assert other_user.trace.follow_up_p is None and other_user.trace.gate_open is False
 
 
 def test_the_decision_cache_never_serves_answers_without_the_follow_up_question(store) -> None:
@@ -205,3 +217,47 @@ def test_measured_sets_do_not_repeat_the_example_bank() -> None:
     dev = {r["text"].lower() for r in _labels("dev")}
     heldout = {r["text"].lower() for r in _labels("heldout")}
     assert not (bank & dev) and not (bank & heldout) and not (dev & heldout)
+
+
+def _tune(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from recallgate.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_shipped_threshold_is_the_tune_fit_on_dev(capsys: pytest.CaptureFixture[str]) -> None:
+    from recallgate.deciders.thresholds import default_threshold
+
+    code, out, err = _tune(capsys, "tune", "follow-up", "--labels", "builtin:dev", "--json")
+    assert code == 0 and err == ""
+    body = json.loads(out)
+    assert list(body["candidates"]) == ["shipped", "plain", "criteria"]
+    shipped = body["candidates"]["shipped"]
+    assert shipped["best_accuracy"] == 1.0 and shipped["auc"] == 1.0
+    shipped_threshold = default_threshold("embedded", "follow_up").value
+    assert shipped_threshold == pytest.approx(shipped["best_threshold"], abs=0.001)
+    assert shipped["accuracy_at_configured"] == 1.0
+    # the examples earn their place: the wording without them separates worse
+    assert shipped["auc"] > body["candidates"]["criteria"]["auc"] > body["candidates"]["plain"]["auc"]
+
+
+def test_tune_follow_up_writes_the_follow_up_role_and_refuses_heldout(
+    capsys: pytest.CaptureFixture[str], tmp_path, store
+) -> None:
+    from recallgate.policy.config import read_config
+
+    path = tmp_path / "thresholds.json"
+    code, out, _ = _tune(capsys, "tune", "follow-up", "--labels", "builtin:dev", "--write-config", str(path))
+    assert code == 0 and "tune follow-up: embedded on builtin:dev" in out
+    fitted = read_config(path).get("embedded", "follow_up")
+    assert fitted is not None and fitted.value == pytest.approx(0.5652, abs=0.001)
+    policy = recallgate.RecallPolicy.from_config(path, store, namespaces=["/facts/{actorId}"])
+    assert policy.threshold_sources["follow_up"].startswith("config")
+
+    heldout = ("--labels", "builtin:heldout", "--write-config", str(path))
+    code, _, err = _tune(capsys, "tune", "follow-up", *heldout)
+    assert code == 2 and "builtin:dev" in err
+    code, _, err = _tune(capsys, "tune", "follow-up", "--labels", "builtin:seed")
+    assert code == 2 and "follow_up_labels.jsonl" in err

@@ -7,8 +7,10 @@ MemoryManager, ADK's preload tool and recallgate's own context block do, would a
 without them. A regex gate has the same hole from the other side: it skips recall on
 "continue" (hermes-agent #79343).
 
-So the policy remembers, per conversation (actor and session), the last message whose turn
-retrieved on its own merit. While that is fresh, the gate's one decider call also asks
+So the policy remembers, per conversation, the last message whose turn retrieved on its own
+merit. A conversation is an actor, a session and the namespaces searched: an adapter that
+serves many users under one actor id (LangGraph's store, whose namespaces name the user)
+keeps one conversation per user. While that is fresh, the gate's one decider call also asks
 :func:`~recallgate.policy.wording.follow_up_question` about the new message. When the gate
 closes but the message is a follow-up, the turn retrieves after all, searching and judging
 the previous message and this one together ("What should I have for dinner?\\nyes please,
@@ -27,9 +29,10 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-__all__ = ["FollowUpMemory", "PriorTurn", "follow_up_text"]
+__all__ = ["ConversationKey", "FollowUpMemory", "PriorTurn", "follow_up_text"]
 
-Key = tuple[str, str | None]
+#: (actor id, session id, the namespaces a turn searches, as resolved for the actor)
+ConversationKey = tuple[str, str | None, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class PriorTurn:
 
 
 class FollowUpMemory:
-    """A bounded LRU of (actor, session) -> :class:`PriorTurn`, forgotten after ``ttl_s``; thread-safe.
+    """A bounded LRU of conversation -> :class:`PriorTurn`, forgotten after ``ttl_s``; thread-safe.
 
     ``size`` 0 or ``ttl_s`` 0 turns follow-ups off.
     """
@@ -50,7 +53,7 @@ class FollowUpMemory:
     def __init__(self, size: int, ttl_s: float) -> None:
         self.size = max(int(size), 0)
         self.ttl_s = max(float(ttl_s), 0.0)
-        self._entries: OrderedDict[Key, PriorTurn] = OrderedDict()
+        self._entries: OrderedDict[ConversationKey, PriorTurn] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -60,21 +63,19 @@ class FollowUpMemory:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def remember(self, actor_id: str, session_id: str | None, text: str, now: float | None = None) -> None:
+    def remember(self, key: ConversationKey, text: str, now: float | None = None) -> None:
         if not self.enabled:
             return
-        key = (actor_id, session_id)
         with self._lock:
             self._entries[key] = PriorTurn(text, time.monotonic() if now is None else now)
             self._entries.move_to_end(key)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
 
-    def prior(self, actor_id: str, session_id: str | None, now: float | None = None) -> PriorTurn | None:
+    def prior(self, key: ConversationKey, now: float | None = None) -> PriorTurn | None:
         """The conversation's remembered message, or None (never one, or older than ``ttl_s``)."""
         if not self.enabled:
             return None
-        key = (actor_id, session_id)
         now = time.monotonic() if now is None else now
         with self._lock:
             entry = self._entries.get(key)
@@ -84,9 +85,10 @@ class FollowUpMemory:
         return entry
 
     def forget(self, actor_id: str, session_id: str | None = None) -> None:
-        """Drop what is remembered for one conversation (e.g. when it ends)."""
+        """Drop what is remembered for an actor's session (e.g. when it ends), in every namespace."""
         with self._lock:
-            self._entries.pop((actor_id, session_id), None)
+            for key in [k for k in self._entries if k[0] == actor_id and k[1] == session_id]:
+                del self._entries[key]
 
 
 def follow_up_text(prior: str, text: str) -> str:

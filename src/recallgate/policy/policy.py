@@ -248,7 +248,8 @@ class RecallPolicy:
             turn.ended = True
             return turn
         self.stats.add(baseline_retrievals=1)
-        turn.prior = self.follow_ups.prior(actor_id, session_id)
+        turn.conversation = (actor_id, session_id, tuple(resolved))
+        turn.prior = self.follow_ups.prior(turn.conversation)
         cached = self._cache.get(turn.cache_key)
         if cached is not None:
             turn.vector, turn.gate_answers = cached
@@ -282,7 +283,7 @@ class RecallPolicy:
         )
         if is_open and turn.trace.gate_p is not None:
             # a turn that retrieves on its own merit is what the next follow-up carries on
-            self.follow_ups.remember(turn.actor_id, turn.session_id, turn.text)
+            self.follow_ups.remember(turn.conversation, turn.text)
         elif not is_open and turn.prior is not None:
             is_open = stages.follow_up(turn, self.thresholds["follow_up"], self.store.embedder, self.stats)
             if is_open:  # the judge reads both messages too
@@ -334,7 +335,8 @@ class RecallPolicy:
             started_ns=turn.started_ns,
             ended_ns=time.time_ns(),
             kept_ids=[k.record.id for k in recall.records],
-            message=turn.text,
+            # the user's own message (a follow-up turn searched it with the request before it)
+            message=message_text(message) if turn.follow_up else turn.text,
         )
         if self.log is not None:
             try:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..records import MemoryRecord, SearchHit
-from .follow_up import PriorTurn
+from .follow_up import ConversationKey, PriorTurn
 from .trace import Trace
 
 __all__ = ["KeptRecord", "Recall", "Turn", "message_text"]
@@ -62,6 +62,9 @@ class Turn:
     embedder_name: str | None = None
     #: the gate's (and route's) answers: from the decider, or from the decision cache
     gate_answers: dict[str, Any] | None = None
+    #: which conversation the turn is part of, for follow-ups: actor, session and the namespaces
+    #: as first resolved (before the route narrows them)
+    conversation: ConversationKey = ("", None, ())
     #: the conversation's last request, when follow-ups are on and it is fresh (the gate call
     #: then asks whether this message follows it up)
     prior: PriorTurn | None = None
