@@ -12,7 +12,7 @@ import pytest
 
 from recallgate import RecallPolicy, default_decider
 from recallgate.deciders import Question, ask
-from recallgate.policy.wording import GATE, gate_question, judge_question
+from recallgate.policy.wording import FOLLOW_UP, GATE, follow_up_question, gate_question, judge_question
 from recallgate.records import render_text
 
 
@@ -76,7 +76,7 @@ _SHIPPED = "src/recallgate/data/text_vectors/minilm-l6.npz"
 def test_shipped_text_vectors_match_the_default_embedder():
     """The precomputed vectors the decider loads instead of embedding on its first turn must be
     the default embedder's own, for every text its warm-up embeds. Regenerate them after an
-    edit to the banks, the domains or the gate wording with
+    edit to the banks, the domains, the gate wording or the follow-up examples with
     ``RECALLGATE_WRITE_TEXT_VECTORS=1 pytest tests/test_embedded_quality.py -k shipped``."""
     import os
     from pathlib import Path
@@ -85,7 +85,7 @@ def test_shipped_text_vectors_match_the_default_embedder():
 
     fresh = EmbeddedDecider()
     fresh._shipped_loaded = True  # embed everything itself
-    fresh.warm_up({GATE: gate_question()})
+    fresh.warm_up({GATE: gate_question(), FOLLOW_UP: follow_up_question()})
     texts = sorted(fresh._cache)
     vectors = np.stack([fresh._cache[t] for t in texts])
     path = Path(__file__).resolve().parents[1] / _SHIPPED
@@ -100,7 +100,7 @@ def test_shipped_text_vectors_match_the_default_embedder():
     # And the decider uses them: after loading, its warm-up embeds nothing.
     loaded = EmbeddedDecider()
     calls = loaded.embedder.calls
-    loaded.warm_up({GATE: gate_question()})
+    loaded.warm_up({GATE: gate_question(), FOLLOW_UP: follow_up_question()})
     assert loaded.embedder.calls == calls
 
 

@@ -45,9 +45,11 @@ def test_one_embedding_per_turn_shared_by_every_stage(tmp_path):
     embedder = CountingEmbedder()
     store = _store(tmp_path, embedder)
     decider = EmbeddedDecider(embedder=embedder)
-    decider.warm_up()
     policy = RecallPolicy(store, decider=decider, namespaces=NS, gate_threshold=0.0)
-    # Warm the decider's question caches (gate examples), then count only turn-time embeddings.
+    # Warm the decider's question caches (the gate's and the follow-up question's examples: the
+    # second turn of a conversation also asks whether it follows the first up), then count only
+    # turn-time embeddings.
+    policy.warm_up()
     policy.recall("warm up please", actor_id="u", session_id="s")
     embedder.texts.clear()
     recall = policy.recall("which tea should I drink?", actor_id="u", session_id="s")

@@ -149,6 +149,20 @@ def test_the_counters_are_metrics_and_errors_carry_their_kind(otel, persona) -> 
     policy.close()
 
 
+def test_a_follow_up_turn_says_so_in_its_span_and_metric(otel, persona) -> None:
+    policy = RecallPolicy(persona, namespaces=DEMO_NAMESPACES)
+    before = sum(_metric(otel["reader"], "recallgate.follow_ups").values())
+    policy.recall(DRINK, actor_id="demo_user", session_id="s")
+    follow = policy.recall("go on", actor_id="demo_user", session_id="s")
+    assert follow.trace.gate_open is True and follow.trace.follow_up_p is not None
+    (_, span) = _spans(otel, "recallgate.recall")
+    attributes = dict(span.attributes or {})
+    assert attributes["recallgate.gate.open"] is True
+    assert attributes["recallgate.follow_up.probability"] == pytest.approx(follow.trace.follow_up_p)
+    assert "recallgate.message" not in attributes  # the combined text stays out of spans too
+    assert sum(_metric(otel["reader"], "recallgate.follow_ups").values()) - before == 1
+
+
 def test_a_broken_exporter_never_fails_a_turn_and_is_counted(otel, persona) -> None:
     policy = RecallPolicy(persona, namespaces=DEMO_NAMESPACES)
     otel["switch"].broken = True

@@ -29,7 +29,15 @@ from ..policy import RecallOptions, RecallPolicy
 from ..policy.budget import ADAPTIVE_BUDGET, keep_count
 from ..policy.conversation import log_odds, rescore_by_conversation
 from ..policy.telemetry import Telemetry
-from ..policy.wording import GATE, ROUTE, gate_question, judge_question, route_question
+from ..policy.wording import (
+    FOLLOW_UP,
+    GATE,
+    ROUTE,
+    follow_up_question,
+    gate_question,
+    judge_question,
+    route_question,
+)
 from ..records import MemoryRecord, SearchHit, resolve_namespace
 from ..stores.base import MemoryStore
 
@@ -269,11 +277,14 @@ def run_latency(
     turn_names = list(turn_qs)
     gate_qs = {GATE: gate_question()}
     route_qs = {GATE: gate_question(), ROUTE: route_question({t: t.split("/")[1] for t in DEMO_NAMESPACES})}
+    # a turn after one that retrieved also asks the follow-up question, in the same call
+    follow_qs = {**route_qs, FOLLOW_UP: follow_up_question()}
 
     gate_ms: list[float] = []
     judge_ms: list[float] = []
     judge_turn_ms: list[float] = []
     episodic_ms: list[float] = []
+    follow_up_ms: list[float] = []
     overhead_ms: list[float] = []
     if decider is not None:
         stage("deciding")
@@ -312,6 +323,15 @@ def run_latency(
             route(i)
             judge_turn(i)
 
+        def overhead_follow_up(i: int) -> None:
+            ask_decider(
+                decider,
+                MESSAGES[i % len(MESSAGES)],
+                follow_qs,
+                DecisionHints(state_vector=vectors[i % len(MESSAGES)]),
+            )
+            judge_turn(i)
+
         def overhead_episodic(i: int) -> None:
             # EPISODIC_OPTIONS: then re-scoring by session and the adaptive budget (worst case:
             # every record from one of several sessions, so the re-scoring always runs)
@@ -327,6 +347,7 @@ def run_latency(
         judge_turn_ms = _timed(judge_turn, repeats, warmup)
         overhead_ms = _timed(overhead, repeats, warmup)
         episodic_ms = _timed(overhead_episodic, repeats, warmup)
+        follow_up_ms = _timed(overhead_follow_up, repeats, warmup)
 
     multilingual = _multilingual_figures(
         decider, embedder, candidates, route_qs, judge_qs, repeats, warmup, stage
@@ -423,6 +444,7 @@ def run_latency(
         "judge_per_turn_p50_ms": _p50(judge_turn_ms),
         "decision_overhead_p50_ms": _p50(overhead_ms),
         "decision_overhead_episodic_p50_ms": _p50(episodic_ms),
+        "decision_overhead_follow_up_p50_ms": _p50(follow_up_ms),
         "search_p50_ms": _p50(search_ms),
         "turn_stock_p50_ms": _p50(turn_stock),
         "turn_gated_p50_ms": _p50(turn_gated),

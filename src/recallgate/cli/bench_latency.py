@@ -28,6 +28,10 @@ KEYS = [
         "decision overhead, episodic options p50 (ms): + re-scoring + budget",
         "decision_overhead_episodic_p50_ms",
     ),
+    (
+        "decision overhead, a conversation's later turn p50 (ms): + the follow-up question",
+        "decision_overhead_follow_up_p50_ms",
+    ),
     ("decision overhead with OpenTelemetry p50 (ms)", "decision_overhead_otel_p50_ms"),
     ("OpenTelemetry spans + metrics of a turn p50 (ms)", "otel_emit_p50_ms"),
     ("search p50 (ms)", "search_p50_ms"),

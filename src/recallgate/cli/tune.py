@@ -26,6 +26,7 @@ from ..tuning import (
     tune_validator,
 )
 from ..tuning.candidates import Role, WordingCandidate
+from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
 from . import emit_json, progress_enabled
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
@@ -46,6 +47,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _common(gate, "gate")
     gate.set_defaults(func=run_gate)
+
+    follow = subparsers.add_parser(
+        "follow-up",
+        help="compare follow-up wordings on labelled messages and fit the follow-up threshold",
+        description="Ask every candidate wording of the follow-up question (does this message carry "
+        "on the previous request: 'continue', 'what about tomorrow?') about every labelled message, "
+        "one decider call per message, and report separation, ranking and calibration per wording.",
+    )
+    follow.add_argument(
+        "--labels",
+        required=True,
+        metavar="FILE.jsonl|builtin:NAME",
+        help='one {"text": str, "label": bool} per line (true = carries on the previous request); '
+        "builtin:dev and builtin:heldout are shipped sets",
+    )
+    _common(follow, "follow_up")
+    follow.set_defaults(func=run_gate)
 
     validator = subparsers.add_parser(
         "validator",
@@ -176,7 +194,8 @@ def _prepare(args: argparse.Namespace) -> tuple[list[WordingCandidate], str, Dec
     if args.write_config and data == "builtin:heldout":
         raise UsageError(
             "--write-config with builtin:heldout: the held-out sets are for reporting, and a threshold "
-            "fitted on them has nothing left to be checked on; fit on your own data or builtin:seed"
+            "fitted on them has nothing left to be checked on; fit on your own data or "
+            f"{'builtin:dev' if args.role == 'follow_up' else 'builtin:seed'}"
         )
     if args.write_config and not any(c.is_shipped(args.role) for c in candidates):
         raise UsageError(
@@ -204,11 +223,20 @@ def _progress(args: argparse.Namespace, total: int, unit: str) -> Any:
 
 
 def run_gate(args: argparse.Namespace) -> int:
-    labels = load_labels(args.labels)
+    """``tune gate`` and ``tune follow-up``: one yes/no question over labelled messages."""
+    follow_up = args.role == "follow_up"
+    labels = load_labels(args.labels, FOLLOW_UP_FILE if follow_up else GATE_FILE)
     candidates, default, decider = _prepare(args)
     bar = _progress(args, labels.n, "utterance")
     try:
-        result = tune_gate(decider, labels, candidates, default=default, progress=bar.update if bar else None)
+        result = tune_gate(
+            decider,
+            labels,
+            candidates,
+            default=default,
+            progress=bar.update if bar else None,
+            role="follow_up" if follow_up else "gate",
+        )
     finally:
         if bar is not None:
             bar.close()
@@ -400,7 +428,7 @@ def _fitted(result: TuneResult) -> dict[str, FittedThreshold]:
     out: dict[str, FittedThreshold] = {}
     if result.kind == "gate":
         if m["best_threshold"] is not None:
-            out["gate"] = FittedThreshold(
+            out[result.measured] = FittedThreshold(
                 float(m["best_threshold"]),
                 result.source,
                 result.data_sha256,
@@ -485,7 +513,8 @@ def _print(result: TuneResult, notes: list[str], reads_wording: bool = True) -> 
     columns = _GATE_COLUMNS if gate else _VALIDATOR_COLUMNS
     unit = "utterances" if gate else f"judged pairs over {len(result.candidates[0].queries)} queries"
     print(
-        f"tune {'gate' if gate else 'validator'}: {result.backend} on {result.source} "
+        f"tune {result.measured.replace('_', '-') if gate else 'validator'}: {result.backend} on "
+        f"{result.source} "
         f"(n = {result.n} {unit}; {result.decider_calls} decider calls)"
     )
     rows: list[list[Any]] = []

@@ -12,11 +12,12 @@ from .stats import RecallStats
 
 __all__ = ["DecisionCache"]
 
-Key = tuple[str, str | None, str]
+Key = tuple[str, str | None, str, bool]
 
 
 class DecisionCache:
-    """A bounded LRU of (actor, session, text) -> (query vector, gate answers); thread-safe.
+    """A bounded LRU of (actor, session, text, with the follow-up question) -> (query vector,
+    gate answers); thread-safe.
 
     Gate answers are only put after the decider answered: a failure is retried next time.
     Hits and misses are counted in ``stats`` (``cache_hits`` / ``cache_misses``).

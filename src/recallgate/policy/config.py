@@ -59,6 +59,7 @@ ROLES = {
     "judge": "judge_threshold",
     "judge_relative": "relative_delta",
     "gate_named": "gate_named_threshold",
+    "follow_up": "follow_up_threshold",
 }
 
 

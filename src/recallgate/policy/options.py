@@ -73,6 +73,14 @@ class RecallOptions:
     search_mode: Literal["dense", "hybrid"] = "hybrid"
     #: turns whose query embedding and gate answers are remembered (LRU; 0 turns it off)
     cache_size: int = 256
+    #: Follow-ups (:mod:`recallgate.policy.follow_up`): "continue" or "what about tomorrow?"
+    #: after a turn that retrieved retrieves too, for the two messages together. The threshold
+    #: on the follow-up question (None: fitted config or the backend's measured default; a
+    #: backend without one never asks it), how long a conversation's last request counts, and
+    #: how many conversations are remembered (LRU; 0 turns follow-ups off).
+    follow_up_threshold: float | None = None
+    follow_up_ttl_s: float = 900.0
+    follow_up_conversations: int = 4096
     decider_timeout_s: float = 2.0
     store_timeout_s: float = 5.0
     breaker_threshold: int = 3
@@ -96,6 +104,11 @@ class RecallOptions:
             )
         if self.keep not in ("absolute", "relative", "both"):
             raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {self.keep!r}")
+        if self.follow_up_ttl_s < 0 or self.follow_up_conversations < 0:
+            raise UsageError(
+                "follow_up_ttl_s and follow_up_conversations must be >= 0 (0 turns follow-ups off), "
+                f"got {self.follow_up_ttl_s}, {self.follow_up_conversations}"
+            )
         if self.search_mode not in ("dense", "hybrid"):
             raise UsageError(f"search_mode must be 'dense' or 'hybrid', got {self.search_mode!r}")
 
@@ -128,4 +141,5 @@ class RecallOptions:
             "judge": self.judge_threshold,
             "judge_relative": self.relative_delta,
             "gate_named": self.gate_named_threshold,
+            "follow_up": self.follow_up_threshold,
         }

@@ -18,6 +18,7 @@ from . import stages
 from .breaker import CircuitBreaker
 from .cache import DecisionCache
 from .config import ConfigPath, config_from_env, read_config
+from .follow_up import FollowUpMemory
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
 from .options import RecallOptions
@@ -26,7 +27,7 @@ from .telemetry import Telemetry
 from .thresholds import Thresholds
 from .trace import Trace
 from .turn import KeptRecord, Recall, Turn, message_text
-from .wording import GATE, ROUTE, gate_question, route_question
+from .wording import FOLLOW_UP, GATE, ROUTE, follow_up_question, gate_question, route_question
 
 __all__ = ["KeptRecord", "Recall", "RecallOptions", "RecallPolicy", "message_text"]
 
@@ -134,6 +135,11 @@ class RecallPolicy:
         # Repeated messages within a session ("ok", "thanks", a retried turn) reuse the query
         # embedding and the gate's answers: bounded LRU, counted in stats.cache_hits/misses.
         self._cache = DecisionCache(self.options.cache_size, self.stats)
+        # "continue" after a turn that retrieved retrieves too (policy/follow_up.py): only where
+        # the follow-up threshold was measured, fitted or given for this decider
+        self.follow_ups = FollowUpMemory(
+            o.follow_up_conversations if "follow_up" in self.thresholds else 0, o.follow_up_ttl_s
+        )
 
     def __getattr__(self, name: str) -> Any:
         # ``policy.top_k``, ``policy.decider_timeout_s``, ...: the options, read-only.
@@ -242,6 +248,8 @@ class RecallPolicy:
             turn.ended = True
             return turn
         self.stats.add(baseline_retrievals=1)
+        turn.conversation = (actor_id, session_id, tuple(resolved))
+        turn.prior = self.follow_ups.prior(turn.conversation)
         cached = self._cache.get(turn.cache_key)
         if cached is not None:
             turn.vector, turn.gate_answers = cached
@@ -261,7 +269,8 @@ class RecallPolicy:
             return True
         turn.state = stages.state_for(turn.text, self.options.limits, turn)
         if turn.gate_answers is None:
-            stages.ask_gate(turn, self.guarded_decider, self.gate_questions(), self.stats)
+            questions = self.gate_questions(follow_up=turn.prior is not None)
+            stages.ask_gate(turn, self.guarded_decider, questions, self.stats)
             if turn.gate_answers is not None:
                 # Only answers that came back are cached: a failure is retried next time.
                 self._cache.put(turn.cache_key, turn.vector, turn.gate_answers)
@@ -272,6 +281,13 @@ class RecallPolicy:
             self.thresholds.get("route", 0.25),
             self.searcher,
         )
+        if is_open and turn.trace.gate_p is not None:
+            # a turn that retrieves on its own merit is what the next follow-up carries on
+            self.follow_ups.remember(turn.conversation, turn.text)
+        elif not is_open and turn.prior is not None:
+            is_open = stages.follow_up(turn, self.thresholds["follow_up"], self.store.embedder, self.stats)
+            if is_open:  # the judge reads both messages too
+                turn.state = stages.state_for(turn.text, self.options.limits, turn)
         self.stats.add(**({"gate_opened": 1} if is_open else {"gate_closed": 1}))
         return is_open
 
@@ -319,7 +335,8 @@ class RecallPolicy:
             started_ns=turn.started_ns,
             ended_ns=time.time_ns(),
             kept_ids=[k.record.id for k in recall.records],
-            message=turn.text,
+            # the user's own message (a follow-up turn searched it with the request before it)
+            message=message_text(message) if turn.follow_up else turn.text,
         )
         if self.log is not None:
             try:
@@ -336,11 +353,14 @@ class RecallPolicy:
         return recall
 
     # ---- the rest ---------------------------------------------------------------------------------
-    def gate_questions(self) -> dict[str, Question]:
-        """What the gate call asks: the gate, and the route when two or more namespaces are described."""
+    def gate_questions(self, *, follow_up: bool = False) -> dict[str, Question]:
+        """What the gate call asks: the gate, the route when two or more namespaces are described,
+        and whether the message follows up the conversation's last request (``follow_up``)."""
         questions: dict[str, Question] = {GATE: gate_question()}
         if len(self.descriptions) >= 2:
             questions[ROUTE] = route_question(self.descriptions)
+        if follow_up:
+            questions[FOLLOW_UP] = follow_up_question()
         return questions
 
     def warm_up(self) -> None:
@@ -348,7 +368,7 @@ class RecallPolicy:
         than on the first user turn (loading the default model takes ~0.35 s)."""
         self.store.embedder.embed(["warm-up"])
         if self.decider is not None:
-            self.decider.warm_up(self.gate_questions())
+            self.decider.warm_up(self.gate_questions(follow_up=self.follow_ups.enabled))
 
     @property
     def _pool(self) -> Any:

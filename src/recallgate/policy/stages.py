@@ -33,13 +33,14 @@ from .conversation import (
     session_of,
     unfitted_reason,
 )
+from .follow_up import follow_up_text
 from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
 from .names import name_terms
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, StageSpan
 from .turn import KeptRecord, Recall, Turn
-from .wording import GATE, ROUTE, judge_question
+from .wording import FOLLOW_UP, GATE, ROUTE, judge_question
 
 __all__ = [
     "KeepRule",
@@ -49,6 +50,7 @@ __all__ = [
     "ask_gate",
     "embed",
     "fitted_log_odds",
+    "follow_up",
     "judge",
     "keep_above_floor",
     "open_gate",
@@ -175,6 +177,32 @@ def open_gate(
     if isinstance(route_answer, ChoiceAnswer):
         route(turn, route_answer, route_threshold)
     return bool(trace.gate_open)
+
+
+def follow_up(turn: Turn, threshold: float, embedder: Embedder, stats: RecallStats) -> bool:
+    """A closed gate opens for a follow-up of the conversation's last request: the turn then
+    searches and judges both messages together (re-embedded). False when the gate call did not
+    ask, the answer is below ``threshold``, or the new embedding failed (counted, traced)."""
+    prior, answers = turn.prior, turn.gate_answers
+    answer = answers.get(FOLLOW_UP) if answers is not None else None
+    if prior is None or not isinstance(answer, float):
+        return False
+    turn.trace.follow_up_p = answer
+    if answer < threshold:
+        return False
+    own = turn.text
+    turn.text = follow_up_text(prior.text, own)
+    if not embed(turn, embedder, stats):
+        turn.text = own
+        return False
+    turn.follow_up = True
+    turn.trace.gate_open = True
+    turn.trace.notes.append(
+        f"gate opened: a follow-up (p {answer:.2f} >= {threshold:.3g}) of the conversation's last "
+        f"request; searched and judged as both messages"
+    )
+    stats.add(follow_ups=1)
+    return True
 
 
 def named_in_store(

@@ -13,6 +13,7 @@ _COUNTERS = (
     "gate_calls",
     "gate_opened",
     "gate_closed",
+    "follow_ups",
     "retrievals",
     "baseline_retrievals",
     "records_returned",
@@ -37,6 +38,9 @@ class RecallStats:
     gate_calls: int = 0
     gate_opened: int = 0
     gate_closed: int = 0
+    #: turns the gate opened for as follow-ups of the conversation's last request (counted in
+    #: ``gate_opened`` too)
+    follow_ups: int = 0
     retrievals: int = 0
     baseline_retrievals: int = 0
     records_returned: int = 0
@@ -162,7 +166,9 @@ class RecallStats:
         if not lines:
             lines.append(f"OK: no errors; decider {self.decider}.")
         lines.append(
-            f"turns {self.turns}: gate opened {self.gate_opened}, closed {self.gate_closed}; "
+            f"turns {self.turns}: gate opened {self.gate_opened}"
+            + (f" ({self.follow_ups} as follow-ups)" if self.follow_ups else "")
+            + f", closed {self.gate_closed}; "
             f"retrievals {self.retrievals} (stock would make {self.baseline_retrievals})"
         )
         lines.append(

@@ -47,6 +47,7 @@ _COUNTERS = {
     "retrievals": ("recallgate.retrievals", "{retrieval}", "turns that searched the memory"),
     "records_injected": ("recallgate.records.injected", "{record}", "records put into the prompt"),
     "records_dropped": ("recallgate.records.dropped", "{record}", "records retrieved and not injected"),
+    "follow_ups": ("recallgate.follow_ups", "{turn}", "turns that retrieved as follow-ups"),
 }
 _HISTOGRAMS = {
     "decider_ms": ("recallgate.decision.duration", "ms", "time of one decider call"),
@@ -216,6 +217,8 @@ class Telemetry:
             out["recallgate.gate.probability"] = float(trace.gate_p)
         if trace.gate_threshold is not None:
             out["recallgate.gate.threshold"] = float(trace.gate_threshold)
+        if trace.follow_up_p is not None:
+            out["recallgate.follow_up.probability"] = float(trace.follow_up_p)
         if trace.error_kinds:
             out["recallgate.error.kinds"] = bounded(sorted(set(trace.error_kinds)))
         if trace.skipped:

@@ -5,7 +5,8 @@ file ``RECALLGATE_CONFIG`` names), then the backend's measured default
 (:mod:`recallgate.deciders.thresholds`); :func:`~recallgate.policy.config.resolve_threshold` holds
 that order for one role. A default that was never measured is used but listed in
 :attr:`Thresholds.unmeasured` (``stats.report()`` says so first). The store-aware gate's lower
-threshold (``gate_named``) is only ever on where it was measured, fitted or given.
+threshold (``gate_named``) and the follow-up question's (``follow_up``) are only ever on where
+they were measured, fitted or given.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = ["ROLES", "Thresholds"]
 #: question roles a threshold can belong to
 ROLES = tuple(_ROLE_OPTIONS)
 #: roles that stay off unless given, fitted or measured
-_OPT_IN = frozenset({"gate_named"})
+_OPT_IN = frozenset({"gate_named", "follow_up"})
 
 
 @dataclass(frozen=True)

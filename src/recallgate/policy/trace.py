@@ -47,6 +47,9 @@ class Trace:
     gate_open: bool | None = None
     #: name-like words of the message that the actor's memory mentions (the store-aware gate)
     names_in_store: list[str] = field(default_factory=list)
+    #: the follow-up question's answer, when the gate call asked it (the conversation's last
+    #: request was fresh; :mod:`recallgate.policy.follow_up`)
+    follow_up_p: float | None = None
     route: dict[str, float] | None = None
     namespaces_searched: list[str] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..records import MemoryRecord, SearchHit
+from .follow_up import ConversationKey, PriorTurn
 from .trace import Trace
 
 __all__ = ["KeptRecord", "Recall", "Turn", "message_text"]
@@ -61,6 +62,14 @@ class Turn:
     embedder_name: str | None = None
     #: the gate's (and route's) answers: from the decider, or from the decision cache
     gate_answers: dict[str, Any] | None = None
+    #: which conversation the turn is part of, for follow-ups: actor, session and the namespaces
+    #: as first resolved (before the route narrows them)
+    conversation: ConversationKey = ("", None, ())
+    #: the conversation's last request, when follow-ups are on and it is fresh (the gate call
+    #: then asks whether this message follows it up)
+    prior: PriorTurn | None = None
+    #: the turn retrieves as a follow-up of ``prior`` (``text`` is then both messages)
+    follow_up: bool = False
     #: the decider failed this turn: it is not asked again (one failure per turn at most)
     decider_failed: bool = False
     #: nothing to decide (no text, or no query vector): the turn injects nothing
@@ -81,8 +90,10 @@ class Turn:
     started_ns: int = field(default_factory=time.time_ns)
 
     @property
-    def cache_key(self) -> tuple[str, str | None, str]:
-        return (self.actor_id, self.session_id, self.text)
+    def cache_key(self) -> tuple[str, str | None, str, bool]:
+        # whether the follow-up question is asked is part of the key: the cached answers must
+        # hold every answer this turn reads
+        return (self.actor_id, self.session_id, self.text, self.prior is not None)
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000.0

@@ -15,9 +15,12 @@ from types import MappingProxyType
 from ..deciders.questions import Example, Question
 
 __all__ = [
+    "FOLLOW_UP",
     "GATE",
     "JUDGE",
     "ROUTE",
+    "follow_up_examples",
+    "follow_up_question",
     "gate_examples",
     "gate_question",
     "judge_question",
@@ -28,6 +31,9 @@ __all__ = [
 GATE = "gate"
 ROUTE = "route"
 JUDGE = "judge"
+#: Asked in the gate's call when the conversation's previous turn retrieved (see
+#: :mod:`recallgate.policy.follow_up`).
+FOLLOW_UP = "follow_up"
 
 GATE_INSTRUCTIONS = (
     "Would answering this message well depend on something stored about the user or the people "
@@ -52,14 +58,45 @@ JUDGE_CRITERIA: Mapping[str, str] = MappingProxyType(
     }
 )
 ROUTE_INSTRUCTIONS = "Which memory collection is most likely to hold what this message needs?"
+FOLLOW_UP_INSTRUCTIONS = (
+    "Does this message carry on the user's previous request (go on with it, change or narrow it, "
+    "or ask about someone or something it mentioned) rather than close the conversation or ask "
+    "something new and complete in itself?"
+)
+FOLLOW_UP_CRITERIA: Mapping[str, str] = MappingProxyType(
+    {
+        "true": "A continuation or a reference back: 'continue', 'do that', 'what about tomorrow?', "
+        "'cheaper ones?', 'and for her?'.",
+        "false": "Thanks, goodbye, a greeting, small talk, or a question or task that is complete "
+        "without the previous turn.",
+    }
+)
+
+
+def _examples(resource: str) -> tuple[Example, ...]:
+    text = resources.files("recallgate.data").joinpath(resource).read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return tuple(Example(r["text"], bool(r["label"])) for r in rows)
 
 
 @lru_cache(maxsize=1)
 def gate_examples() -> tuple[Example, ...]:
     """The shipped gate examples (package data ``gate_examples.jsonl``, written for recallgate)."""
-    text = resources.files("recallgate.data").joinpath("gate_examples.jsonl").read_text(encoding="utf-8")
-    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return tuple(Example(r["text"], bool(r["label"])) for r in rows)
+    return _examples("gate_examples.jsonl")
+
+
+@lru_cache(maxsize=1)
+def follow_up_examples() -> tuple[Example, ...]:
+    """The shipped follow-up examples (package data ``follow_up_examples.jsonl``, written for
+    recallgate; the dev and held-out sets it was measured on are other messages, in
+    ``data/dev`` and ``data/heldout``)."""
+    return _examples("follow_up_examples.jsonl")
+
+
+@lru_cache(maxsize=1)
+def follow_up_question() -> Question:
+    """Does this message carry on the previous request? Criteria plus labelled examples."""
+    return Question("noul", FOLLOW_UP_INSTRUCTIONS, FOLLOW_UP_CRITERIA, follow_up_examples())
 
 
 @lru_cache(maxsize=1)

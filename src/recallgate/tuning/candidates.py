@@ -42,10 +42,13 @@ import yaml
 from ..deciders.questions import Answer, ChoiceAnswer, Example, Question, ScoreAnswer, as_question
 from ..errors import QuestionError, UsageError
 from ..policy.wording import (
+    FOLLOW_UP_CRITERIA,
+    FOLLOW_UP_INSTRUCTIONS,
     GATE_CRITERIA,
     GATE_INSTRUCTIONS,
     JUDGE_CRITERIA,
     JUDGE_INSTRUCTIONS,
+    follow_up_question,
     gate_examples,
     gate_question,
     judge_question,
@@ -60,7 +63,9 @@ __all__ = [
     "parse_candidates",
 ]
 
-Role = Literal["gate", "judge"]
+#: what a wording is measured for: the gate, the judge, or the follow-up question (measured as
+#: the gate is, on labelled messages)
+Role = Literal["gate", "judge", "follow_up"]
 _SPEC_KEYS = {
     "type",
     "instructions",
@@ -108,8 +113,7 @@ class WordingCandidate:
 
     def is_shipped(self, role: Role) -> bool:
         """Whether this is exactly the question the policy asks for ``role``."""
-        shipped = gate_question() if role == "gate" else judge_question("")
-        return self.question == shipped and not self.inverted
+        return self.question == shipped_question(role) and not self.inverted
 
     def summary(self) -> str:
         """A one-line description of the wording's shape."""
@@ -156,8 +160,33 @@ _JUDGE_LEVELS = (
 )
 
 
+def shipped_question(role: Role) -> Question:
+    """The question the policy asks for ``role`` (the judge's without a subject)."""
+    if role == "gate":
+        return gate_question()
+    if role == "follow_up":
+        return follow_up_question()
+    return judge_question("")
+
+
 def default_candidates(role: Role) -> list[WordingCandidate]:
     """The shipped wording first, then contrasting ones: plain, criteria, inverted, graded."""
+    if role == "follow_up":
+        return [
+            WordingCandidate(
+                "shipped",
+                follow_up_question(),
+                "the shipped follow-up question: instructions, true/false criteria and labelled examples",
+            ),
+            WordingCandidate(
+                "plain", Question("noul", FOLLOW_UP_INSTRUCTIONS), "the shipped instructions alone"
+            ),
+            WordingCandidate(
+                "criteria",
+                Question("noul", FOLLOW_UP_INSTRUCTIONS, FOLLOW_UP_CRITERIA),
+                "the shipped instructions and criteria, no examples",
+            ),
+        ]
     if role == "gate":
         return [
             WordingCandidate(
@@ -290,7 +319,7 @@ def _parse_one(name: str, spec: Any, role: Role, where: str) -> tuple[WordingCan
         extra = sorted(set(spec) & {"type", "instructions", "criteria", "examples", "positive"})
         if extra:
             raise UsageError(f"{where}: 'use: shipped' takes no {', '.join(extra)}")
-        question = gate_question() if role == "gate" else judge_question("")
+        question = shipped_question(role)
         shipped = WordingCandidate(
             name, question, description or f"the shipped {role} question", inverted, (), threshold
         )

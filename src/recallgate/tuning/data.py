@@ -50,6 +50,7 @@ BUILTIN_SETS = {
     "dev": "recallgate.data.dev",
 }
 GATE_FILE = "gate_labels.jsonl"
+FOLLOW_UP_FILE = "follow_up_labels.jsonl"
 CASES_FILE = "validator_cases.json"
 
 
@@ -150,9 +151,11 @@ def _decode(source: str, data: bytes) -> str:
         raise UsageError(f"{source} line {line}: not UTF-8 text") from None
 
 
-def load_labels(spec: str) -> LabelSet:
-    """Read and validate a gate label file (a path, ``builtin:seed`` or ``builtin:heldout``)."""
-    source, data = _read(spec, GATE_FILE)
+def load_labels(spec: str, builtin_file: str = GATE_FILE) -> LabelSet:
+    """Read and validate a gate label file (a path, ``builtin:seed`` or ``builtin:heldout``);
+    ``builtin_file`` is the file a ``builtin:NAME`` set is read from (the follow-up labels:
+    :data:`FOLLOW_UP_FILE`, in ``builtin:dev`` and ``builtin:heldout``)."""
+    source, data = _read(spec, builtin_file)
     return parse_labels(_decode(source, data), source, hashlib.sha256(data).hexdigest())
 
 

@@ -279,7 +279,7 @@ def _keep_rule_sentence(candidate: CandidateResult) -> str:
 
 def render_report(result: TuneResult) -> str:
     """The whole page as one HTML string."""
-    what = "gate" if result.kind == "gate" else "validator (judge)"
+    what = result.measured.replace("_", "-") if result.kind == "gate" else "validator (judge)"
     best = result.best
     default = result.candidate(result.default)
     unit = "utterances" if result.kind == "gate" else "judged (query, record) pairs"

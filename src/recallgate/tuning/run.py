@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -95,6 +95,8 @@ class CandidateResult:
 class TuneResult:
     """The outcome of one ``tune gate`` or ``tune validator`` run."""
 
+    #: "gate" for messages labelled true/false (the gate, the follow-up question), "judge" for
+    #: queries with records
     kind: Role
     backend: str
     source: str
@@ -103,6 +105,13 @@ class TuneResult:
     default: str
     candidates: list[CandidateResult]
     decider_calls: int = 0
+    #: the question measured when it is not ``kind``'s own ("follow_up", measured as the gate is)
+    role: Role | None = None
+
+    @property
+    def measured(self) -> Role:
+        """The role whose question (and threshold) this run measured."""
+        return self.role or self.kind
 
     @property
     def best(self) -> CandidateResult | None:
@@ -248,8 +257,10 @@ def tune_gate(
     workers: int = DEFAULT_WORKERS,
     progress: Progress | None = None,
     config: ThresholdConfig | None = None,
+    role: Literal["gate", "follow_up"] = "gate",
 ) -> TuneResult:
-    """Measure every candidate gate wording on ``labels`` (one decider call per item)."""
+    """Measure every candidate gate wording on ``labels`` (one decider call per item); with
+    ``role="follow_up"``, the follow-up question's wordings on follow-up labels."""
     backend = str(getattr(decider, "name", type(decider).__name__))
     config = config if config is not None else config_from_env()
     asker = _Asker(decider)
@@ -272,13 +283,13 @@ def tune_gate(
                 errors.append(f"line {item.line}: {outcome}")
             else:
                 scores.append(candidate.score(outcome[qname]))
-        configured = _configured(candidate, "gate", backend, config)
+        configured = _configured(candidate, role, backend, config)
         result = CandidateResult(
             candidate.name,
             candidate.description,
             candidate.summary(),
             candidate.inverted,
-            candidate.is_shipped("gate"),
+            candidate.is_shipped(role),
             {},
             scores,
             y,
@@ -298,6 +309,7 @@ def tune_gate(
         default or candidates[0].name,
         results,
         asker.calls,
+        role=role if role != "gate" else None,
     )
 
 
