@@ -5,6 +5,8 @@ conformance suite's locations (a real SQLite file, a real PostgreSQL schema)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import threading
 import uuid
 from typing import Any, TypedDict
@@ -434,6 +436,66 @@ def test_adapter_actors_do_not_see_each_other(rg):
     assert [h.value["text"] for h in a.search(("shared",), query="secret")] == ["secret of a"]
     b.delete(("shared",), "k")  # not b's: nothing happens
     assert a.get(("shared",), "k") is not None
+
+
+def test_adapter_actors_putting_the_same_key_keep_separate_items(rg):
+    a, b = RecallgateStore(rg, actor_id="a"), RecallgateStore(rg, actor_id="b")
+    a.put(("shared",), "k", {"text": "a's note"})
+    b.put(("shared",), "k", {"text": "b's note"})  # the same namespace and key, another actor
+    assert a.get(("shared",), "k").value == {"text": "a's note"}
+    assert b.get(("shared",), "k").value == {"text": "b's note"}
+    assert a.record_id(("shared",), "k") != b.record_id(("shared",), "k")
+    assert rg.count_records() == 2
+    b.delete(("shared",), "k")
+    assert b.get(("shared",), "k") is None and a.get(("shared",), "k").value == {"text": "a's note"}
+
+
+def legacy_record(actor_id: str, ns: tuple[str, ...], key: str, text: str) -> MemoryRecord:
+    """An item as RecallgateStore wrote it before the actor was part of its record id."""
+    digest = hashlib.sha256(json.dumps([list(ns), key]).encode()).hexdigest()
+    return MemoryRecord(
+        actor_id=actor_id,
+        namespace=namespace_path(ns),
+        text=text,
+        id=f"lg-{digest[:32]}",
+        strategy="langgraph",
+        created_at=1_700_000_000.0,
+        metadata={"langgraph": {"key": key, "value": {"text": text}, "updated_at": 1_700_000_000.0}},
+    )
+
+
+def test_adapter_legacy_records_are_read_updated_and_deleted_by_their_own_actor_only(rg):
+    mine = legacy_record("a", ("n",), "kept", "a's old note")
+    gone = legacy_record("a", ("n",), "gone", "a's note to delete")
+    theirs = legacy_record("b", ("n",), "b-only", "b's old note")
+    rg.add_records([mine, gone, theirs])
+    a, b = RecallgateStore(rg, actor_id="a"), RecallgateStore(rg, actor_id="b")
+    got = a.get(("n",), "kept")
+    assert got.value == {"text": "a's old note"} and got.created_at.timestamp() == 1_700_000_000.0
+    assert [i.value for i in a.batch([GetOp(("n",), "gone")])] == [{"text": "a's note to delete"}]
+    assert a.get(("n",), "b-only") is None and b.get(("n",), "kept") is None
+    # another actor's put and delete of the same keys touch only its own records
+    b.put(("n",), "kept", {"text": "b's own note"})
+    b.delete(("n",), "gone")
+    a.delete(("n",), "b-only")
+    a.put(("n",), "b-only", {"text": "a's own note"})
+    untouched = rg.get_records([mine.id, gone.id, theirs.id])
+    assert {rid: r.text for rid, r in untouched.items()} == {
+        mine.id: "a's old note",
+        gone.id: "a's note to delete",
+        theirs.id: "b's old note",
+    }
+    assert b.get(("n",), "b-only").value == {"text": "b's old note"}
+    # the owner's put moves its legacy record to the new id (created_at kept); its delete deletes it
+    a.put(("n",), "kept", {"text": "a's new note"})
+    moved = a.get(("n",), "kept")
+    assert moved.value == {"text": "a's new note"} and moved.created_at == got.created_at
+    assert set(rg.get_records([mine.id, a.record_id(("n",), "kept")])) == {a.record_id(("n",), "kept")}
+    a.delete(("n",), "gone")
+    assert a.get(("n",), "gone") is None and rg.get_records([gone.id]) == {}
+    assert sorted(i.key for i in a.search(("n",))) == ["b-only", "kept"]
+    assert b.get(("n",), "kept").value == {"text": "b's own note"}
+    assert rg.count_records() == 4  # a: kept, b-only; b: kept, its legacy b-only
 
 
 def test_adapter_replacing_and_deleting_by_key(rg):

@@ -521,9 +521,35 @@ class RecallgateStore(BaseStore):
         return {"dims": int(embedder.dimension), "embed": embedder.name, "fields": self.fields or ["$"]}
 
     def record_id(self, namespace: Sequence[str], key: str) -> str:
-        """The record id of an item: unique per (namespace, key), stable across processes."""
+        """The record id of an item: unique per (actor, namespace, key), stable across processes.
+
+        The actor is part of it: adapters of two actors over one store that put the same
+        (namespace, key) write two records, and neither can replace the other's."""
+        digest = hashlib.sha256(json.dumps([self.actor_id, list(namespace), key]).encode()).hexdigest()
+        return f"lg-{digest[:32]}"
+
+    # Records written before the actor was part of the id sit under the id of (namespace, key)
+    # alone. Lookups by id try that one second and take its record only when it is this actor's;
+    # a put moves such a record to the new id (keeping created_at) and a delete deletes it. A
+    # record of another actor under it is never read, moved or deleted.
+    @staticmethod
+    def _legacy_record_id(namespace: Sequence[str], key: str) -> str:
         digest = hashlib.sha256(json.dumps([list(namespace), key]).encode()).hexdigest()
         return f"lg-{digest[:32]}"
+
+    def _ids(self, namespace: Sequence[str], key: str) -> tuple[str, str]:
+        return self.record_id(namespace, key), self._legacy_record_id(namespace, key)
+
+    def _own(
+        self, found: Mapping[str, MemoryRecord], namespace: Sequence[str], key: str
+    ) -> MemoryRecord | None:
+        """This actor's record of an item among ``found`` (fetched by :meth:`_ids`): the one
+        under its id, else a legacy one."""
+        for rid in self._ids(namespace, key):
+            record = found.get(rid)
+            if record is not None and record.actor_id == self.actor_id:
+                return record
+        return None
 
     # ---- batch ------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -539,10 +565,10 @@ class RecallgateStore(BaseStore):
         read: dict[str, MemoryRecord] = {}  # the items to renew, when they have a TTL
         gets = [(i, op) for i, op in enumerate(ops) if isinstance(op, GetOp)]
         if gets:
-            found = self.store.get_records([self.record_id(op.namespace, op.key) for _, op in gets])
+            found = self.store.get_records([rid for _, op in gets for rid in self._ids(op.namespace, op.key)])
             for i, op in gets:
-                record = found.get(self.record_id(op.namespace, op.key))
-                if record is None or record.actor_id != self.actor_id or not _is_live(record, now):
+                record = self._own(found, op.namespace, op.key)
+                if record is None or not _is_live(record, now):
                     continue
                 results[i] = self._item(record)
                 if op.refresh_ttl:
@@ -555,7 +581,7 @@ class RecallgateStore(BaseStore):
         puts = [op for op in ops if isinstance(op, PutOp)]
         # Reads before writes, as LangGraph's stores order a batch: the renewals go first, so
         # that a put of the same key in this batch has the last word.
-        written = {self.record_id(op.namespace, op.key) for op in puts}
+        written = {rid for op in puts for rid in self._ids(op.namespace, op.key)}
         self._renew({rid: r for rid, r in read.items() if rid not in written}, now)
         if puts:
             self._put(puts, now)
@@ -571,19 +597,22 @@ class RecallgateStore(BaseStore):
         last: dict[str, PutOp] = {}
         for op in puts:  # the last write of a key in a batch wins, as in LangGraph's stores
             last[self.record_id(op.namespace, op.key)] = op
-        deletes = [rid for rid, op in last.items() if op.value is None]
-        writes = {rid: op for rid, op in last.items() if op.value is not None}
         with self._write_lock:
-            if deletes:
-                owned = self.store.get_records(deletes)
-                self.store.delete_records([rid for rid, r in owned.items() if r.actor_id == self.actor_id])
-            if not writes:
-                return
-            existing = self.store.get_records(list(writes))
+            found = self.store.get_records(
+                [rid for op in last.values() for rid in self._ids(op.namespace, op.key)]
+            )
+            owned = {rid: self._own(found, op.namespace, op.key) for rid, op in last.items()}
+            # a delete deletes this actor's record of the key; a write replaces it (a legacy one
+            # is deleted after the new one is written: a failure in between loses nothing)
+            gone = [
+                r.id for rid, r in owned.items() if r is not None and (last[rid].value is None or r.id != rid)
+            ]
             records = []
-            for rid, op in writes.items():
-                value = dict(op.value or {})
-                before = existing.get(rid)
+            for rid, op in last.items():
+                if op.value is None:
+                    continue
+                value = dict(op.value)
+                before = owned[rid]
                 # an expired item is gone: putting its key again makes a new item
                 created = before.created_at if before is not None and _is_live(before, now) else now
                 fields = op.index if isinstance(op.index, list) else self.fields
@@ -606,7 +635,10 @@ class RecallgateStore(BaseStore):
                         embedding=None if indexed else self._unindexed_vector(),
                     )
                 )
-            self.store.add_records(records)
+            if records:
+                self.store.add_records(records)
+            if gone:
+                self.store.delete_records(gone)
 
     def _unindexed_vector(self) -> np.ndarray:
         """The vector of an item put with ``index=False``.
