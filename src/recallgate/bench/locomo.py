@@ -155,7 +155,9 @@ def run_locomo(
             decider=decider,
             namespaces=namespaces if route else list(namespaces),
             top_k=top_k,
-            **(policy_options or {}),
+            # Each question (and each non-memory message) is a probe of its own, not the next
+            # turn of one conversation: no follow-ups of the question before it.
+            **{"follow_up_conversations": 0, **(policy_options or {})},
         )
         gated_depth = gated_policy.search_depth
         for question in conv.questions:

@@ -113,6 +113,7 @@ def judge_split(
                 gated_top_k=depth,
                 conversation_rescore=None,
                 adaptive_budget=None,
+                follow_up_conversations=0,  # each question on its own, as in the bench
             )
             thresholds = KeepThresholds(
                 policy.thresholds.get("judge", 0.5),
