@@ -32,38 +32,26 @@ from .common import add_decider, add_embedder, add_json, decider_from_args, embe
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    gate = subparsers.add_parser(
+    _labelled_messages(
+        subparsers,
+        "gate",
         "gate",
         help="compare gate wordings on labelled utterances and fit the gate threshold",
         description="Ask every candidate gate wording about every labelled utterance (one decider "
         "call per utterance) and report separation, ranking and calibration per wording.",
+        labels="true = answering needs a stored personal fact; builtin:seed and builtin:heldout are "
+        "shipped sets",
     )
-    gate.add_argument(
-        "--labels",
-        required=True,
-        metavar="FILE.jsonl|builtin:NAME",
-        help='one {"text": str, "label": bool} per line (true = answering needs a stored personal fact); '
-        "builtin:seed and builtin:heldout are shipped sets",
-    )
-    _common(gate, "gate")
-    gate.set_defaults(func=run_gate)
-
-    follow = subparsers.add_parser(
+    _labelled_messages(
+        subparsers,
         "follow-up",
+        "follow_up",
         help="compare follow-up wordings on labelled messages and fit the follow-up threshold",
         description="Ask every candidate wording of the follow-up question (does this message carry "
         "on the previous request: 'continue', 'what about tomorrow?') about every labelled message, "
         "one decider call per message, and report separation, ranking and calibration per wording.",
+        labels="true = carries on the previous request; builtin:dev and builtin:heldout are shipped sets",
     )
-    follow.add_argument(
-        "--labels",
-        required=True,
-        metavar="FILE.jsonl|builtin:NAME",
-        help='one {"text": str, "label": bool} per line (true = carries on the previous request); '
-        "builtin:dev and builtin:heldout are shipped sets",
-    )
-    _common(follow, "follow_up")
-    follow.set_defaults(func=run_gate)
 
     validator = subparsers.add_parser(
         "validator",
@@ -151,6 +139,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_json(keep)
     keep.set_defaults(func=run_keep)
+
+
+def _labelled_messages(
+    subparsers: argparse._SubParsersAction, name: str, role: Role, *, help: str, description: str, labels: str
+) -> None:
+    """A ``tune`` command asking one yes/no question about labelled messages (gate, follow-up)."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    parser.add_argument(
+        "--labels",
+        required=True,
+        metavar="FILE.jsonl|builtin:NAME",
+        help='one {"text": str, "label": bool} per line (' + labels + ")",
+    )
+    _common(parser, role)
+    parser.set_defaults(func=run_gate)
 
 
 def _common(parser: argparse.ArgumentParser, role: Role) -> None:
