@@ -33,3 +33,17 @@ def test_example_runs_offline(tmp_path, script, args, expected):
     assert done.returncode == 0, done.stderr[-2000:]
     assert expected in done.stdout
     assert "OK: no errors" in done.stdout
+
+
+def test_follow_ups_example_runs_offline(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "follow_ups.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "gate opened 2 (1 as follow-ups), closed 1" in done.stdout
+    assert "'Thanks!': gate p" in done.stdout and "-> 0 records" in done.stdout
+    assert "OK: no errors" in done.stdout

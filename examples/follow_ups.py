@@ -1,0 +1,32 @@
+"""Follow-ups: "go on" after a request that needed memories gets them again (offline).
+
+    python examples/follow_ups.py
+
+The gate closes on "go on" alone: it says nothing a search could use. Because the same
+conversation's last request retrieved, the gate's one decider call also asks whether "go on"
+carries it on, and the turn then searches and judges both messages together. "Thanks!" stays
+closed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+import recallgate
+from recallgate.demo import DEMO_NAMESPACES, seed_persona
+from recallgate.records import render_text
+
+with tempfile.TemporaryDirectory() as folder:
+    store = recallgate.open_store(f"sqlite:///{folder}/memory.db")
+    seed_persona(store)
+    policy = recallgate.RecallPolicy(store, namespaces=DEMO_NAMESPACES)
+    for message in ("What should I have for dinner?", "go on", "Thanks!"):
+        recall = policy.recall(message, actor_id="demo_user", session_id="evening")
+        t = recall.trace
+        follow_up = "" if t.follow_up_p is None else f", follow-up p {t.follow_up_p:.2f}"
+        print(f"{message!r}: gate p {t.gate_p:.2f}{follow_up} -> {len(recall.records)} records")
+        for kept in recall.records[:3]:
+            print(f"    {render_text(kept.record.text)}")
+    print(policy.stats.report())
+    policy.close()
+    store.close()
