@@ -62,6 +62,20 @@ def test_sqlite_same_dimension_other_embedder_is_refused_with_both_names(tmp_pat
         open_store(f"sqlite:///{path}", embedder=other)
 
 
+def test_sqlite_recorded_embedder_the_registry_does_not_know_is_a_clear_error(tmp_path):
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    with open_store(url, embedder=HashingEmbedder(16)) as store:  # records "hashing-16"
+        _fill(store)
+    with pytest.raises(UsageError) as error:
+        open_store(url)
+    message = str(error.value)
+    assert not isinstance(error.value, DimensionMismatchError)  # not refused against the default
+    assert "was embedded with 'hashing-16'" in message and "unknown embedder 'hashing-16'" in message
+    assert "\n" not in message
+    with open_store(url, embedder=HashingEmbedder(16)) as store:  # passing it still opens it
+        assert store.count_records() == len(RECORDS)
+
+
 def test_store_url_embedder_errors_are_one_clear_line(tmp_path):
     with pytest.raises(UsageError, match="unknown embedder 'nope'"):
         open_store(f"sqlite:///{tmp_path}/a.db?embedder=nope")

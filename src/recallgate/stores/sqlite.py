@@ -519,11 +519,11 @@ class SQLiteStore(ThreadedAsyncMethods):
 
 
 def _recorded_embedder(path: str) -> Embedder | None:
-    """The embedder an existing store file recorded, when it is one this process can make.
+    """The embedder an existing store file recorded (None when it recorded none).
 
     Read through a read-only connection before the store opens its own; a file that is not a
-    recallgate store (or recorded an embedder nobody registered) gives None, and the normal
-    checks then say what is wrong.
+    recallgate store gives None, and the normal checks then say what is wrong. A recorded name
+    this process cannot make is a :class:`UsageError` naming it, as PostgreSQL's is.
     """
     try:
         conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, timeout=30.0)
@@ -539,8 +539,11 @@ def _recorded_embedder(path: str) -> Embedder | None:
         return None
     try:
         return make_embedder(row[0])
-    except UsageError:
-        return None
+    except UsageError as exc:
+        raise UsageError(
+            f"store {path!r} was embedded with {row[0]!r}, which this process cannot make ({exc}); "
+            "pass that embedder (embedder=...)"
+        ) from exc
 
 
 def _split_script(script: str) -> list[str]:
