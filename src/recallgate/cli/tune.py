@@ -227,18 +227,12 @@ def _progress(args: argparse.Namespace, total: int, unit: str) -> Any:
 
 def run_gate(args: argparse.Namespace) -> int:
     """``tune gate`` and ``tune follow-up``: one yes/no question over labelled messages."""
-    follow_up = args.role == "follow_up"
-    labels = load_labels(args.labels, FOLLOW_UP_FILE if follow_up else GATE_FILE)
+    labels = load_labels(args.labels, FOLLOW_UP_FILE if args.role == "follow_up" else GATE_FILE)
     candidates, default, decider = _prepare(args)
     bar = _progress(args, labels.n, "utterance")
     try:
         result = tune_gate(
-            decider,
-            labels,
-            candidates,
-            default=default,
-            progress=bar.update if bar else None,
-            role="follow_up" if follow_up else "gate",
+            decider, labels, candidates, default=default, progress=bar.update if bar else None, role=args.role
         )
     finally:
         if bar is not None:
