@@ -13,7 +13,7 @@
 # Debian bookworm has no pgvector package; trixie's source package has 0.8.0 (halfvec and
 # hnsw.iterative_scan, which the store needs), which builds against any PostgreSQL 13-17.
 #
-# Idempotent and cached: a stamp in $RECALLGATE_CI_CACHE (default /var/cache/recallgate-ci)
+# Idempotent and cached: a stamp in $RECALLWISE_CI_CACHE (default /var/cache/recallwise-ci)
 # holds the installed vector.so's checksum, so a later run on the same machine returns at once.
 # Runs as root (apt, and the extension goes into PostgreSQL's own directories).
 # Prints the PostgreSQL bin directory on its last line.
@@ -22,7 +22,7 @@ set -euo pipefail
 PGVECTOR_VERSION=0.8.0
 PGVECTOR_SUITE=trixie # the Debian release whose source package "pgvector" is $PGVECTOR_VERSION
 PGVECTOR_SHA256=867a2c328d4928a5a9d6f052cd3bc78c7d60228a9b914ad32aa3db88e9de27b0 # the .orig.tar.gz
-cache=${RECALLGATE_CI_CACHE:-/var/cache/recallgate-ci}
+cache=${RECALLWISE_CI_CACHE:-/var/cache/recallwise-ci}
 
 log() { echo "pgvector.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }

@@ -1,4 +1,4 @@
-"""recallgate in front of a Google ADK agent's memory, fully offline.
+"""recallwise in front of a Google ADK agent's memory, fully offline.
 
     python examples/adk_memory.py [--store sqlite:///adk-demo.db]
 
@@ -7,10 +7,10 @@ every model call and puts whatever comes back into the request) and a scripted m
 which past lines it was shown. The same conversation runs twice over the same memory -- once
 over the memory service as it is (stock), once over ``GatedMemoryService(service)`` -- and
 prints what the model received each turn. By default the memory is ADK's
-``InMemoryMemoryService`` (keyword matching); ``--store URL`` uses a recallgate store
+``InMemoryMemoryService`` (keyword matching); ``--store URL`` uses a recallwise store
 (SQLite file, PostgreSQL) as the memory service instead (vector search).
 
-Needs: pip install 'recallgate[adk]'. No network, no API keys.
+Needs: pip install 'recallwise[adk]'. No network, no API keys.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools.preload_memory_tool import PreloadMemoryTool
 from google.genai import types
 
-import recallgate
-from recallgate.integrations.adk import GatedMemoryService, RecallgateMemoryService
+import recallwise
+from recallwise.integrations.adk import GatedMemoryService, RecallwiseMemoryService
 
 APP, USER = "demo-app", "sam"
 PAST = [
@@ -86,12 +86,12 @@ async def converse(label: str, memory: BaseMemoryService, sessions: InMemorySess
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", help="a recallgate store URL (default: ADK's InMemoryMemoryService)")
+    parser.add_argument("--store", help="a recallwise store URL (default: ADK's InMemoryMemoryService)")
     args = parser.parse_args()
     sessions = InMemorySessionService()
     memory: BaseMemoryService
     if args.store:
-        memory = RecallgateMemoryService(recallgate.open_store(args.store))
+        memory = RecallwiseMemoryService(recallwise.open_store(args.store))
     else:
         memory = InMemoryMemoryService()
     await remember_past(memory, sessions)

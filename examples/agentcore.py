@@ -22,7 +22,7 @@ AWS setup (once):
 
        from bedrock_agentcore.memory import MemoryClient
        memory = MemoryClient(region_name="us-west-2").create_memory_and_wait(
-           name="recallgate_example",
+           name="recallwise_example",
            strategies=[
                {"semanticMemoryStrategy": {"name": "facts", "namespaces": ["/facts/{actorId}"]}},
                {"userPreferenceMemoryStrategy": {"name": "preferences",
@@ -31,11 +31,11 @@ AWS setup (once):
        )
        print(memory["id"])
 
-   (or ``recallgate ingest`` with ``--store agentcore://MEMORY_ID?region=...`` to write
+   (or ``recallwise ingest`` with ``--store agentcore://MEMORY_ID?region=...`` to write
    records from your own conversation logs). Long-term extraction runs asynchronously on
    AWS's side: records appear a minute or so after the events that produced them.
 
-Needs: pip install 'recallgate[agentcore]'.
+Needs: pip install 'recallwise[agentcore]'.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ import boto3
 from bedrock_agentcore.memory.integrations.strands.config import AgentCoreMemoryConfig, RetrievalConfig
 from strands import Agent
 
-from recallgate.integrations.agentcore import GatedAgentCoreMemorySessionManager
+from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager
 
 TURNS = [
     "Hello!",
@@ -179,7 +179,7 @@ def main() -> int:
         return 2
 
     config = AgentCoreMemoryConfig(
-        memory_id=memory_id, session_id="recallgate-example", actor_id=args.actor, retrieval_config=NAMESPACES
+        memory_id=memory_id, session_id="recallwise-example", actor_id=args.actor, retrieval_config=NAMESPACES
     )
     options = {"decider": None} if args.stock else {}  # default: the offline embedded decider
     manager = GatedAgentCoreMemorySessionManager(config, region_name=region, boto_session=session, **options)

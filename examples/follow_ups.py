@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import tempfile
 
-import recallgate
-from recallgate.demo import DEMO_NAMESPACES, seed_persona
-from recallgate.records import render_text
+import recallwise
+from recallwise.demo import DEMO_NAMESPACES, seed_persona
+from recallwise.records import render_text
 
 with tempfile.TemporaryDirectory() as folder:
-    store = recallgate.open_store(f"sqlite:///{folder}/memory.db")
+    store = recallwise.open_store(f"sqlite:///{folder}/memory.db")
     seed_persona(store)
-    policy = recallgate.RecallPolicy(store, namespaces=DEMO_NAMESPACES)
+    policy = recallwise.RecallPolicy(store, namespaces=DEMO_NAMESPACES)
     for message in ("What should I have for dinner?", "go on", "Thanks!"):
         recall = policy.recall(message, actor_id="demo_user", session_id="evening")
         t = recall.trace

@@ -1,4 +1,4 @@
-"""recallgate in front of a LangGraph store, fully offline.
+"""recallwise in front of a LangGraph store, fully offline.
 
     python examples/langgraph_store.py [--store sqlite:///langgraph-demo.db]
 
@@ -6,11 +6,11 @@ A real LangGraph ``StateGraph`` whose ``recall`` node searches the store with th
 message (as LangMem-style memory nodes do) and whose ``reply`` node stands in for a model: it
 says which memories it was given. The same graph runs twice over the same memories -- once
 over the store as it is (stock), once over ``GatedStore(store)`` -- and prints what each turn
-received. By default the memories live in LangGraph's ``InMemoryStore`` with recallgate's
-offline embedder as its embeddings function; ``--store URL`` puts them in a recallgate store
+received. By default the memories live in LangGraph's ``InMemoryStore`` with recallwise's
+offline embedder as its embeddings function; ``--store URL`` puts them in a recallwise store
 (SQLite file, PostgreSQL) used as a LangGraph store instead.
 
-Needs: pip install 'recallgate[langgraph]'. No network, no API keys.
+Needs: pip install 'recallwise[langgraph]'. No network, no API keys.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-import recallgate
-from recallgate.integrations.langgraph import GatedStore, RecallgateStore, index_config
+import recallwise
+from recallwise.integrations.langgraph import GatedStore, RecallwiseStore, index_config
 
 NAMESPACE = ("memories", "user-42")
 MEMORIES = [
@@ -66,11 +66,11 @@ def build(store: BaseStore) -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", help="a recallgate store URL (default: LangGraph's InMemoryStore)")
+    parser.add_argument("--store", help="a recallwise store URL (default: LangGraph's InMemoryStore)")
     args = parser.parse_args()
     store: BaseStore
     if args.store:
-        store = RecallgateStore(recallgate.open_store(args.store))
+        store = RecallwiseStore(recallwise.open_store(args.store))
     else:
         store = InMemoryStore(index=index_config())
     for i, text in enumerate(MEMORIES):

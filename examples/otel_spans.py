@@ -1,8 +1,8 @@
-"""What recallgate shows in OpenTelemetry: run it to print two turns' spans (offline).
+"""What recallwise shows in OpenTelemetry: run it to print two turns' spans (offline).
 
     python examples/otel_spans.py
 
-The application configures the SDK (here: an in-memory exporter); recallgate only uses the API,
+The application configures the SDK (here: an in-memory exporter); recallwise only uses the API,
 so the same spans go to a collector, AgentCore Observability, Langfuse or Datadog when the
 application's SDK sends them there.
 """
@@ -18,8 +18,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-import recallgate
-from recallgate.demo import DEMO_NAMESPACES, seed_persona
+import recallwise
+from recallwise.demo import DEMO_NAMESPACES, seed_persona
 
 exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
 provider = TracerProvider()
@@ -28,16 +28,16 @@ trace.set_tracer_provider(provider)
 metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
 
 with tempfile.TemporaryDirectory() as folder:
-    store = recallgate.open_store(f"sqlite:///{folder}/memory.db")
+    store = recallwise.open_store(f"sqlite:///{folder}/memory.db")
     seed_persona(store)
-    policy = recallgate.RecallPolicy(store, namespaces=DEMO_NAMESPACES)
+    policy = recallwise.RecallPolicy(store, namespaces=DEMO_NAMESPACES)
     for message in ("Hello!", "I'd like a drink, what should I get?"):
         policy.recall(message, actor_id="demo_user")
     policy.close()
     store.close()
 
 spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time)
-roots = [s for s in spans if s.name == "recallgate.recall"]
+roots = [s for s in spans if s.name == "recallwise.recall"]
 for root in roots:
     print(f"{root.name}  {(root.end_time - root.start_time) / 1e6:.2f} ms")
     for key, value in sorted((root.attributes or {}).items()):

@@ -1,4 +1,4 @@
-"""recallgate in front of a Strands agent's memory, fully offline.
+"""recallwise in front of a Strands agent's memory, fully offline.
 
     python examples/strands_local.py [--store sqlite:///strands-demo.db]
 
@@ -8,7 +8,7 @@ SQLite store and the offline embedded decider. The first half uses ``RecallHook`
 demo persona's memory; the second half uses ``RecallSessionManager``, which also stores the
 conversation and turns what the user says into long-term records as it goes.
 
-Needs: pip install 'recallgate[strands]'. No network, no API keys.
+Needs: pip install 'recallwise[strands]'. No network, no API keys.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 from strands import Agent
 from strands.models.model import Model
 
-import recallgate
-from recallgate.demo import DEMO_NAMESPACES, seed_persona
-from recallgate.integrations.strands import RecallHook, RecallSessionManager
+import recallwise
+from recallwise.demo import DEMO_NAMESPACES, seed_persona
+from recallwise.integrations.strands import RecallHook, RecallSessionManager
 
 
 class EchoModel(Model):
@@ -64,9 +64,9 @@ def main() -> None:
     args = parser.parse_args()
     url = args.store or f"sqlite:///{Path(tempfile.mkdtemp()) / 'strands-demo.db'}"
 
-    store = recallgate.open_store(url)
+    store = recallwise.open_store(url)
     seed_persona(store)  # the demo persona's conversations, turned into records by the write path
-    policy = recallgate.RecallPolicy(store, decider=recallgate.default_decider(), namespaces=DEMO_NAMESPACES)
+    policy = recallwise.RecallPolicy(store, decider=recallwise.default_decider(), namespaces=DEMO_NAMESPACES)
 
     print("== RecallHook over the demo persona's memory")
     agent = Agent(model=EchoModel(), hooks=[RecallHook(policy, actor_id="demo_user")], callback_handler=None)

@@ -1,4 +1,4 @@
-"""recallgate in front of Strands' MemoryManager: memory reaches the model only when it helps.
+"""recallwise in front of Strands' MemoryManager: memory reaches the model only when it helps.
 
     python examples/strands_memory_manager.py                  # offline: a local SQLite memory
     python examples/strands_memory_manager.py --memory-id MEMORY_ID --region us-west-2   # AgentCore
@@ -10,12 +10,12 @@ and over the same stores wrapped by ``gated_stores`` (one decision per turn: the
 search on chit-chat, the judge keeps only what the message needs, ranked across stores).
 
 Offline (the default) the memory is the demo persona's facts and preferences in a temporary SQLite
-file, given to Strands as two ``RecallgateMemoryStore``s (semantic search, as AgentCore's retrieval
+file, given to Strands as two ``RecallwiseMemoryStore``s (semantic search, as AgentCore's retrieval
 is). With ``--memory-id`` it is an AgentCore memory through ``create_agentcore_memory_stores``
 (needs AWS credentials; COST WARNING: AgentCore bills every retrieval and the model bills every
 injected token; see examples/agentcore.py for setting a memory up).
 
-Needs: pip install 'recallgate[strands]' ('recallgate[agentcore]' for --memory-id). No network,
+Needs: pip install 'recallwise[strands]' ('recallwise[agentcore]' for --memory-id). No network,
 no API keys offline.
 """
 
@@ -31,9 +31,9 @@ from strands import Agent
 from strands.memory import MemoryManager
 from strands.models.model import Model
 
-import recallgate
-from recallgate.demo import seed_persona
-from recallgate.integrations.strands import RecallgateMemoryStore, gated_injection, gated_stores
+import recallwise
+from recallwise.demo import seed_persona
+from recallwise.integrations.strands import RecallwiseMemoryStore, gated_injection, gated_stores
 
 TURNS = ["Hello!", "I'd like a drink, what should I get?", "Thanks!", "What should I have for dinner?"]
 
@@ -70,11 +70,11 @@ class EchoModel(Model):
             yield event
 
 
-def offline_stores(store: Any) -> list[RecallgateMemoryStore]:
-    """The demo persona's two namespaces of a recallgate store, as Strands memory stores."""
+def offline_stores(store: Any) -> list[RecallwiseMemoryStore]:
+    """The demo persona's two namespaces of a recallwise store, as Strands memory stores."""
     return [
-        RecallgateMemoryStore(store, "/facts/{actorId}", actor_id="demo_user", name="facts"),
-        RecallgateMemoryStore(store, "/preferences/{actorId}", actor_id="demo_user", name="preferences"),
+        RecallwiseMemoryStore(store, "/facts/{actorId}", actor_id="demo_user", name="facts"),
+        RecallwiseMemoryStore(store, "/preferences/{actorId}", actor_id="demo_user", name="preferences"),
     ]
 
 
@@ -84,7 +84,7 @@ def agentcore_stores(memory_id: str, region: str) -> list[Any]:
     return create_agentcore_memory_stores(
         memory_id=memory_id,
         actor_id="demo_user",
-        session_id="recallgate-example",
+        session_id="recallwise-example",
         region_name=region,
         namespaces=[{"namespace": "/facts/{actorId}"}, {"namespace": "/preferences/{actorId}"}],
     )
@@ -110,7 +110,7 @@ def main() -> None:
 
     local = None
     if not args.memory_id:
-        local = recallgate.open_store(f"sqlite:///{Path(tempfile.mkdtemp()) / 'memory.db'}")
+        local = recallwise.open_store(f"sqlite:///{Path(tempfile.mkdtemp()) / 'memory.db'}")
         seed_persona(local)  # the persona's conversations, turned into records by the write path
 
     def stores() -> list[Any]:
@@ -119,7 +119,7 @@ def main() -> None:
     print("== Stock: MemoryManager over the stores as they are")
     converse(stores())
 
-    print("== Gated: the same stores behind one recallgate gate")
+    print("== Gated: the same stores behind one recallwise gate")
     gated = gated_stores(stores())
     converse(gated, injection=gated_injection(gated))
     print(gated[0].gate.report())

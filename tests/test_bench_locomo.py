@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from recallgate.bench.locomo import run_locomo
-from recallgate.datasets.locomo import SPLITS, load_conversation
-from recallgate.errors import UsageError
+from recallwise.bench.locomo import run_locomo
+from recallwise.datasets.locomo import SPLITS, load_conversation
+from recallwise.errors import UsageError
 
 
 def _tiny(path: Path, cid: str) -> None:
@@ -74,7 +74,7 @@ def test_loader_keeps_answerable_non_adversarial_questions(tiny_dir):
 
 
 def test_both_arms_on_the_tiny_split(tiny_dir, minilm):
-    from recallgate import default_decider
+    from recallwise import default_decider
 
     out = run_locomo(tiny_dir, "dev", default_decider(), embedder=minilm, policy_options={"max_records": 5})
     assert out["questions"] == 10 and out["conversations"] == 5
@@ -98,7 +98,7 @@ def test_bad_inputs_are_usage_errors(tmp_path):
 
 def _real_data() -> Path | None:
     for candidate in (
-        os.environ.get("RECALLGATE_LOCOMO_DIR"),
+        os.environ.get("RECALLWISE_LOCOMO_DIR"),
         Path(__file__).resolve().parents[2] / "shared/data/locomo",
         "/work/shared/data/locomo",
     ):
@@ -109,14 +109,14 @@ def _real_data() -> Path | None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(
-    _real_data() is None, reason="LoCoMo data not on this machine (set RECALLGATE_LOCOMO_DIR)"
+    _real_data() is None, reason="LoCoMo data not on this machine (set RECALLWISE_LOCOMO_DIR)"
 )
 def test_cli_json_on_the_real_dev_split():
     out = subprocess.run(
         [
             sys.executable,
             "-m",
-            "recallgate",
+            "recallwise",
             "bench",
             "locomo",
             "--data",
@@ -144,7 +144,7 @@ def test_cli_bad_split_is_exit_2(tmp_path):
         [
             sys.executable,
             "-m",
-            "recallgate",
+            "recallwise",
             "bench",
             "locomo",
             "--data",
@@ -160,7 +160,7 @@ def test_cli_bad_split_is_exit_2(tmp_path):
 
 
 def test_heldout_closure_is_also_measured_against_each_store(tiny_dir, minilm):
-    from recallgate import default_decider
+    from recallwise import default_decider
 
     out = run_locomo(tiny_dir, "dev", default_decider(), embedder=minilm)
     held = out["gate_heldout"]
@@ -169,7 +169,7 @@ def test_heldout_closure_is_also_measured_against_each_store(tiny_dir, minilm):
 
 
 def test_tune_named_gate_fits_on_dev_and_refuses_test(tiny_dir, tmp_path, capsys):
-    from recallgate.cli import main
+    from recallwise.cli import main
 
     config = tmp_path / "fitted.json"
     assert (
@@ -192,8 +192,8 @@ def test_tune_named_gate_fits_on_dev_and_refuses_test(tiny_dir, tmp_path, capsys
 
 
 def test_per_category_and_token_budget_keys(tiny_dir, minilm):
-    from recallgate import default_decider
-    from recallgate.bench.locomo import TOKEN_BUDGETS
+    from recallwise import default_decider
+    from recallwise.bench.locomo import TOKEN_BUDGETS
 
     out = run_locomo(tiny_dir, "dev", default_decider(), embedder=minilm, policy_options={"max_records": 1})
     for arm in ("stock", "gated"):
@@ -212,8 +212,8 @@ def test_per_category_and_token_budget_keys(tiny_dir, minilm):
 
 
 def test_the_cli_runs_the_gated_arm_with_the_episodic_options_and_says_so(tiny_dir, capsys):
-    from recallgate.cli import main
-    from recallgate.policy import ADAPTIVE_BUDGET, CONVERSATION_WEIGHTS
+    from recallwise.cli import main
+    from recallwise.policy import ADAPTIVE_BUDGET, CONVERSATION_WEIGHTS
 
     assert main(["bench", "locomo", "--data", str(tiny_dir), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

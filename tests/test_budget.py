@@ -3,7 +3,7 @@ stands out, always within [min_records, max_records]."""
 
 import pytest
 
-from recallgate.policy.budget import ADAPTIVE_BUDGET, AdaptiveBudget, keep_count
+from recallwise.policy.budget import ADAPTIVE_BUDGET, AdaptiveBudget, keep_count
 
 
 def test_one_dominant_record_keeps_the_minimum_and_a_flat_field_keeps_the_maximum():

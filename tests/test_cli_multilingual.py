@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-RG = shutil.which("recallgate") or ""
+RG = shutil.which("recallwise") or ""
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [RG, *args] if RG else [sys.executable, "-m", "recallgate", *args]
+    cmd = [RG, *args] if RG else [sys.executable, "-m", "recallwise", *args]
     return subprocess.run(
         cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONWARNINGS": "ignore"}
     )
@@ -107,7 +107,7 @@ def test_tune_with_the_multilingual_embedder_reports_per_language(tmp_path):
 
 def test_bench_locomo_takes_an_embedder(tmp_path):
     sys.path.insert(0, str(Path(__file__).parent))
-    from recallgate.bench.locomo import SPLITS
+    from recallwise.bench.locomo import SPLITS
     from test_bench_locomo import _tiny
 
     for cid in SPLITS["dev"]:

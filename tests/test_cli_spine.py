@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-RG = shutil.which("recallgate") or ""
+RG = shutil.which("recallwise") or ""
 
 
 def run(*args, cwd=None):
-    cmd = [RG, *args] if RG else [sys.executable, "-m", "recallgate", *args]
+    cmd = [RG, *args] if RG else [sys.executable, "-m", "recallwise", *args]
     return subprocess.run(
         cmd,
         capture_output=True,
@@ -89,7 +89,7 @@ def test_search_lists_every_record_with_spread(demo):
     _, path = demo
     out = run("search", "drink preference", "--json", "--store", f"sqlite:///{path}")
     data = json.loads(out.stdout)
-    from recallgate import open_store
+    from recallwise import open_store
 
     assert (
         len(data["records"]) == len(open_store(f"sqlite:///{path}").list_records(actor_id="demo_user")) >= 15

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from recallgate.policy.conversation import (
+from recallwise.policy.conversation import (
     CONVERSATION_WEIGHTS,
     ConversationWeights,
     conversational,
@@ -17,7 +17,7 @@ from recallgate.policy.conversation import (
 )
 
 
-def test_session_of_reads_recallgates_key_then_the_benchmarks():
+def test_session_of_reads_recallwises_key_then_the_benchmarks():
     assert session_of({"session_id": "s-7", "session": 3}) == "s-7"
     assert session_of({"session": 3}) == "3"
     assert session_of({"session_id": ""}) is None

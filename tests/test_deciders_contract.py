@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from recallgate.deciders import BaseDecider, ChoiceAnswer, Question, ScoreAnswer, make_decider
-from recallgate.deciders import ask as policy_ask
-from recallgate.deciders.wire import normalise_answers
-from recallgate.errors import QuestionError
+from recallwise.deciders import BaseDecider, ChoiceAnswer, Question, ScoreAnswer, make_decider
+from recallwise.deciders import ask as policy_ask
+from recallwise.deciders.wire import normalise_answers
+from recallwise.errors import QuestionError
 from wire_servers import (
     WireFake,
     fake_answers,

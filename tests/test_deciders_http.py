@@ -13,12 +13,12 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from recallgate.deciders import make_decider
-from recallgate.deciders.base import truncate_state
-from recallgate.deciders.openrouter import OpenRouterDecider
-from recallgate.deciders.systemone import SystemOneDecider
-from recallgate.errors import DeciderBadResponse, DeciderTimeout, DeciderUnavailable, UsageError
-from recallgate.http import HttpSettings, JsonClient, error_from_body, token_count
+from recallwise.deciders import make_decider
+from recallwise.deciders.base import truncate_state
+from recallwise.deciders.openrouter import OpenRouterDecider
+from recallwise.deciders.systemone import SystemOneDecider
+from recallwise.errors import DeciderBadResponse, DeciderTimeout, DeciderUnavailable, UsageError
+from recallwise.http import HttpSettings, JsonClient, error_from_body, token_count
 from wire_servers import COST_PER_CALL, WireFake, openrouter_fake, systemone_fake
 
 QUESTIONS = {
@@ -173,8 +173,8 @@ def test_url_and_options_are_checked() -> None:
 
 
 def test_url_from_the_environment(monkeypatch: pytest.MonkeyPatch, s1_fake: WireFake) -> None:
-    monkeypatch.setenv("RECALLGATE_SYSTEMONE_URL", s1_fake.url)
-    monkeypatch.setenv("RECALLGATE_SYSTEMONE_KEY", "envkey")
+    monkeypatch.setenv("RECALLWISE_SYSTEMONE_URL", s1_fake.url)
+    monkeypatch.setenv("RECALLWISE_SYSTEMONE_KEY", "envkey")
     with make_decider("systemone", transport=s1_fake.transport()) as decider:
         decider.ask("tea", QUESTIONS)
     assert s1_fake.received[-1].headers["authorization"] == "Bearer envkey"
@@ -189,7 +189,7 @@ def test_openrouter_sends_model_and_key_and_adds_up_cost(orr: OpenRouterDecider,
     sent = or_fake.received[-1]
     assert sent.path == "/api/alpha/decisions"
     assert sent.headers["authorization"] == "Bearer sk-or-test"
-    assert sent.headers["x-title"] == "recallgate"
+    assert sent.headers["x-title"] == "recallwise"
     assert sent.body["model"] == "~typesafe/jev-latest"
     assert decision.usage == {"input_tokens": 40, "output_tokens": 0, "cost_usd": COST_PER_CALL}
     assert orr.cost_usd == pytest.approx(3 * COST_PER_CALL)
@@ -206,7 +206,7 @@ def test_openrouter_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_openrouter_key_from_the_environment(monkeypatch: pytest.MonkeyPatch, or_fake: WireFake) -> None:
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
-    monkeypatch.setenv("RECALLGATE_OPENROUTER_URL", or_fake.url + "/api/alpha/decisions")
+    monkeypatch.setenv("RECALLWISE_OPENROUTER_URL", or_fake.url + "/api/alpha/decisions")
     decider = make_decider("openrouter", model="typesafe/jev-1.13", transport=or_fake.transport())
     decider.ask("tea", QUESTIONS)
     assert or_fake.received[-1].body["model"] == "typesafe/jev-1.13"

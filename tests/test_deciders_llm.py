@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from recallgate.deciders.llm import LLMDecider, build_prompt, distribution
-from recallgate.deciders.questions import ChoiceAnswer, Question, ScoreAnswer
-from recallgate.errors import DeciderBadResponse, DeciderUnavailable, UsageError
+from recallwise.deciders.llm import LLMDecider, build_prompt, distribution
+from recallwise.deciders.questions import ChoiceAnswer, Question, ScoreAnswer
+from recallwise.errors import DeciderBadResponse, DeciderUnavailable, UsageError
 from wire_servers import WireFake, llm_fake
 
 QUESTIONS = {

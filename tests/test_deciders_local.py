@@ -1,4 +1,4 @@
-"""In-process backends (sparrow, strands-local), the registry, `recallgate ask` and the demo."""
+"""In-process backends (sparrow, strands-local), the registry, `recallwise ask` and the demo."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recallgate.cli import main
-from recallgate.deciders import DEFAULT_THRESHOLDS, available_deciders, make_decider
-from recallgate.deciders import ask as policy_ask
-from recallgate.errors import DeciderError, UsageError
-from recallgate.records import render_text
+from recallwise.cli import main
+from recallwise.deciders import DEFAULT_THRESHOLDS, available_deciders, make_decider
+from recallwise.deciders import ask as policy_ask
+from recallwise.errors import DeciderError, UsageError
+from recallwise.records import render_text
 from wire_servers import llm_server, sparrow_serve
 
 pytest.importorskip("sparrow_decider", reason="sparrow-decider is in the dev extra")
@@ -33,10 +33,10 @@ def test_every_backend_is_registered() -> None:
 
 def test_a_missing_extra_is_a_usage_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "sparrow_decider", None)  # import sparrow_decider -> ImportError
-    with pytest.raises(UsageError, match=r"pip install 'recallgate\[sparrow\]'"):
+    with pytest.raises(UsageError, match=r"pip install 'recallwise\[sparrow\]'"):
         make_decider("sparrow")
     monkeypatch.setitem(sys.modules, "boto3", None)
-    with pytest.raises(UsageError, match=r"pip install 'recallgate\[sagemaker\]'"):
+    with pytest.raises(UsageError, match=r"pip install 'recallwise\[sagemaker\]'"):
         make_decider("sagemaker", url="sagemaker://ep?region=us-east-1")
 
 
@@ -72,9 +72,9 @@ def _auc(pos: list[float], neg: list[float]) -> float:
 
 def test_sparrow_judge_thresholds_come_from_dev() -> None:
     """Re-measures the sparrow judge defaults in thresholds.py on data/dev (never seed/heldout)."""
-    from recallgate.policy.wording import judge_question
+    from recallwise.policy.wording import judge_question
 
-    data = json.loads(resources.files("recallgate.data").joinpath("dev/validator_cases.json").read_text())
+    data = json.loads(resources.files("recallwise.data").joinpath("dev/validator_cases.json").read_text())
     sparrow = make_decider("sparrow")
     probs, labels, best, aucs = [], [], [], []
     for case in data["cases"]:
@@ -111,7 +111,7 @@ def test_sparrow_judge_thresholds_come_from_dev() -> None:
 
 
 def test_strands_local_needs_a_local_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("RECALLGATE_STRANDS_CHECKPOINT", raising=False)
+    monkeypatch.delenv("RECALLWISE_STRANDS_CHECKPOINT", raising=False)
     with pytest.raises(UsageError, match="needs a local checkpoint"):
         make_decider("strands-local")
     with pytest.raises(UsageError, match="never downloads"):
@@ -128,20 +128,20 @@ def test_strands_local_without_the_package_names_the_extra(
     (tmp_path / "strands_decider_config.json").write_text('{"max_length": 4096}')
     monkeypatch.setitem(sys.modules, "strands_decider", None)
     monkeypatch.setitem(sys.modules, "strands_decider.infer", None)
-    with pytest.raises(UsageError, match=r"recallgate\[strands-local\]"):
+    with pytest.raises(UsageError, match=r"recallwise\[strands-local\]"):
         make_decider("strands-local", url=f"file://{tmp_path}")
 
 
 @pytest.mark.slow
 def test_strands_local_with_a_real_checkpoint() -> None:
-    checkpoint = os.environ.get("RECALLGATE_STRANDS_CHECKPOINT")
+    checkpoint = os.environ.get("RECALLWISE_STRANDS_CHECKPOINT")
     if not checkpoint:
         pytest.skip(
-            "set RECALLGATE_STRANDS_CHECKPOINT to a local strands-decider checkpoint directory (with "
-            "its base model in the local Hugging Face cache) and install recallgate[strands-local]; "
+            "set RECALLWISE_STRANDS_CHECKPOINT to a local strands-decider checkpoint directory (with "
+            "its base model in the local Hugging Face cache) and install recallwise[strands-local]; "
             "none is available on this project's machines and this backend never downloads"
         )
-    pytest.importorskip("strands_decider", reason="pip install 'recallgate[strands-local]'")
+    pytest.importorskip("strands_decider", reason="pip install 'recallwise[strands-local]'")
     decider = make_decider("strands-local", checkpoint=checkpoint)
     questions = {
         "gate": {"type": "noul", "instructions": "Is the user asking for a recommendation?"},
@@ -155,7 +155,7 @@ def test_strands_local_with_a_real_checkpoint() -> None:
     assert answers["topic"].choice == "drinks" and 0.0 <= answers["gate"] <= 1.0
 
 
-# ---- recallgate ask -------------------------------------------------------------------
+# ---- recallwise ask -------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from recallgate.deciders import make_decider
-from recallgate.deciders.sagemaker import SageMakerDecider, triton_request
-from recallgate.errors import DeciderBadResponse, DeciderUnavailable, UsageError
+from recallwise.deciders import make_decider
+from recallwise.deciders.sagemaker import SageMakerDecider, triton_request
+from recallwise.errors import DeciderBadResponse, DeciderUnavailable, UsageError
 from wire_servers import WireFake, sagemaker_fake
 
 boto3 = pytest.importorskip("boto3", reason="boto3 comes with the dev extra (strands-agents) and [sagemaker]")

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from recallgate import DecisionLog, MemoryRecord, RecallPolicy
-from recallgate.cli import main
+from recallwise import DecisionLog, MemoryRecord, RecallPolicy
+from recallwise.cli import main
 
 NS = ["/facts/{actorId}"]
 
@@ -67,7 +67,7 @@ def test_every_turn_is_logged_as_the_policy_decided_it(seeded, tmp_path):
 
 def test_the_environment_names_a_log_for_every_policy(seeded, tmp_path, monkeypatch):
     path = tmp_path / "from-env.db"
-    monkeypatch.setenv("RECALLGATE_LOG", str(path))
+    monkeypatch.setenv("RECALLWISE_LOG", str(path))
     policy = RecallPolicy(seeded, decider=None, namespaces=NS)
     policy.recall("anything", actor_id="u")
     policy.close()

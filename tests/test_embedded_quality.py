@@ -10,14 +10,14 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from recallgate import RecallPolicy, default_decider
-from recallgate.deciders import Question, ask
-from recallgate.policy.wording import FOLLOW_UP, GATE, follow_up_question, gate_question, judge_question
-from recallgate.records import render_text
+from recallwise import RecallPolicy, default_decider
+from recallwise.deciders import Question, ask
+from recallwise.policy.wording import FOLLOW_UP, GATE, follow_up_question, gate_question, judge_question
+from recallwise.records import render_text
 
 
 def _seed(name):
-    return resources.files("recallgate.data.seed").joinpath(name).read_text()
+    return resources.files("recallwise.data.seed").joinpath(name).read_text()
 
 
 def _auc(pos, neg):
@@ -30,7 +30,7 @@ def decider():
 
 
 def test_gate_is_right_on_every_seed_utterance_at_its_configured_threshold(tmp_path, decider):
-    from recallgate.stores import SQLiteStore
+    from recallwise.stores import SQLiteStore
 
     policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), decider=decider)
     threshold = policy.thresholds["gate"]
@@ -70,18 +70,18 @@ def test_embedded_decider_answers_choice_and_score(decider):
 
 # ---- the shipped embeddings of the default wordings' texts ---------------------------------
 
-_SHIPPED = "src/recallgate/data/text_vectors/minilm-l6.npz"
+_SHIPPED = "src/recallwise/data/text_vectors/minilm-l6.npz"
 
 
 def test_shipped_text_vectors_match_the_default_embedder():
     """The precomputed vectors the decider loads instead of embedding on its first turn must be
     the default embedder's own, for every text its warm-up embeds. Regenerate them after an
     edit to the banks, the domains, the gate wording or the follow-up examples with
-    ``RECALLGATE_WRITE_TEXT_VECTORS=1 pytest tests/test_embedded_quality.py -k shipped``."""
+    ``RECALLWISE_WRITE_TEXT_VECTORS=1 pytest tests/test_embedded_quality.py -k shipped``."""
     import os
     from pathlib import Path
 
-    from recallgate.deciders.embedded import EmbeddedDecider
+    from recallwise.deciders.embedded import EmbeddedDecider
 
     fresh = EmbeddedDecider()
     fresh._shipped_loaded = True  # embed everything itself
@@ -89,7 +89,7 @@ def test_shipped_text_vectors_match_the_default_embedder():
     texts = sorted(fresh._cache)
     vectors = np.stack([fresh._cache[t] for t in texts])
     path = Path(__file__).resolve().parents[1] / _SHIPPED
-    if os.environ.get("RECALLGATE_WRITE_TEXT_VECTORS"):
+    if os.environ.get("RECALLWISE_WRITE_TEXT_VECTORS"):
         np.savez_compressed(path, texts=np.array(texts), vectors=vectors.astype(np.float32))
     shipped = np.load(path, allow_pickle=False)
     assert set(shipped["texts"].tolist()) == set(texts), "stale: regenerate (see the docstring)"
@@ -105,8 +105,8 @@ def test_shipped_text_vectors_match_the_default_embedder():
 
 
 def test_shipped_vectors_are_not_used_for_another_embedder():
-    from recallgate.deciders.embedded import EmbeddedDecider
-    from recallgate.embeddings import HashingEmbedder
+    from recallwise.deciders.embedded import EmbeddedDecider
+    from recallwise.embeddings import HashingEmbedder
 
     decider = EmbeddedDecider(embedder=HashingEmbedder(64))
     decider.warm_up({GATE: gate_question()})
@@ -116,9 +116,9 @@ def test_shipped_vectors_are_not_used_for_another_embedder():
 def test_judge_probabilities_keep_their_order_where_float32_would_round_to_one():
     import numpy as np
 
-    from recallgate.deciders import DecisionHints
-    from recallgate.deciders.embedded import EmbeddedDecider, EmbeddedParams
-    from recallgate.embeddings import HashingEmbedder
+    from recallwise.deciders import DecisionHints
+    from recallwise.deciders.embedded import EmbeddedDecider, EmbeddedParams
+    from recallwise.embeddings import HashingEmbedder
 
     params = EmbeddedParams(debias_weight=0.0, domain_weight=0.0)
     decider = EmbeddedDecider(embedder=HashingEmbedder(64), params=params)

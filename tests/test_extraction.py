@@ -1,4 +1,4 @@
-"""The write path: rule extraction, consolidation, the LLM extractor, and `recallgate ingest`."""
+"""The write path: rule extraction, consolidation, the LLM extractor, and `recallwise ingest`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import httpx
 import numpy as np
 import pytest
 
-from recallgate.cli import main
-from recallgate.demo import persona, persona_events, persona_records, run_demo
-from recallgate.errors import UsageError
-from recallgate.extraction import (
+from recallwise.cli import main
+from recallwise.demo import persona, persona_events, persona_records, run_demo
+from recallwise.errors import UsageError
+from recallwise.extraction import (
     DUPLICATE_COSINE,
     PREFERENCE,
     SEMANTIC,
@@ -26,8 +26,8 @@ from recallgate.extraction import (
     parse_extraction,
     third_person,
 )
-from recallgate.records import Event, render_text
-from recallgate.stores import SQLiteStore
+from recallwise.records import Event, render_text
+from recallwise.stores import SQLiteStore
 
 
 def user(text: str, session: str = "s1", actor: str = "u1") -> Event:
@@ -162,7 +162,7 @@ def test_persona_extraction_covers_every_example_record(minilm):
 
 
 def test_seeded_demo_store_comes_from_the_events_it_holds(store):
-    from recallgate.demo import seed_persona
+    from recallwise.demo import seed_persona
 
     added = seed_persona(store)
     assert added == len(PERSONA_RECORDS)
@@ -363,7 +363,7 @@ def test_bedrock_extractor_through_converse():
     boto3 = pytest.importorskip("boto3")
     from botocore.awsrequest import AWSResponse
 
-    from recallgate.extraction import BedrockChat
+    from recallwise.extraction import BedrockChat
 
     requests = []
 
@@ -389,7 +389,7 @@ def test_make_extractor_names_and_mistakes():
         make_extractor("openai")
 
 
-# ---- recallgate ingest --------------------------------------------------------------------
+# ---- recallwise ingest --------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -487,7 +487,7 @@ def test_ingest_usage_mistakes_are_one_line_and_exit_2(tmp_path, capsys, args, m
 
 
 def test_the_chat_client_is_the_shared_one_with_its_error_mapping():
-    # The extractor talks through recallgate.http.JsonClient, as the deciders do: the same
+    # The extractor talks through recallwise.http.JsonClient, as the deciders do: the same
     # statuses mean the same things, raised as extraction errors.
     requests: list[httpx.Request] = []
 

@@ -1,7 +1,7 @@
 """The first hour: every mistake a new user makes fails fast, plainly, and leaves nothing behind.
 
 One test (or a few) per row of the issue's table, run the way a user runs them: the real CLI
-(``recallgate.cli.main`` in-process, or the console script), real SQLite files, a real
+(``recallwise.cli.main`` in-process, or the console script), real SQLite files, a real
 PostgreSQL, a real ``sparrow-decider serve``, a real refused TCP connection.
 """
 
@@ -21,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recallgate.cli import build_parser, main
-from recallgate.errors import UsageError
-from recallgate.policy import CLOSE_TAG, OPEN_TAG, escape_memory_text, pack_context
+from recallwise.cli import build_parser, main
+from recallwise.errors import UsageError
+from recallwise.policy import CLOSE_TAG, OPEN_TAG, escape_memory_text, pack_context
 
 ROOT = Path(__file__).resolve().parents[1]
-RG = shutil.which("recallgate")
+RG = shutil.which("recallwise")
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -40,7 +40,7 @@ def one_error_line(err: str) -> str:
     assert "Traceback" not in err
     lines = err.splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith("recallgate: error: ")
+    assert lines[0].startswith("recallwise: error: ")
     return lines[0]
 
 
@@ -62,9 +62,9 @@ def test_search_without_store_flag_and_no_demo_is_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("RECALLGATE_STORE", raising=False)
+    monkeypatch.delenv("RECALLWISE_STORE", raising=False)
     code, _, err = run(capsys, "search", "drink")
-    assert code == 2 and "recallgate-demo.db" in one_error_line(err)
+    assert code == 2 and "recallwise-demo.db" in one_error_line(err)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -79,20 +79,20 @@ def test_search_refuses_a_database_that_is_not_a_store_and_leaves_it_as_it_was(
     conn.close()
     before = other.read_bytes()
     code, _, err = run(capsys, "search", "drink", "--store", f"sqlite:///{other}")
-    assert code == 2 and "not a recallgate store" in one_error_line(err)
+    assert code == 2 and "not a recallwise store" in one_error_line(err)
     assert other.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
 
     garbage = tmp_path / "garbage.db"
     garbage.write_text("not sqlite at all")
     code, _, err = run(capsys, "search", "drink", "--store", f"sqlite:///{garbage}")
-    assert code == 2 and "not a recallgate store" in one_error_line(err)
+    assert code == 2 and "not a recallwise store" in one_error_line(err)
     assert garbage.read_text() == "not sqlite at all"
 
 
 def test_search_still_reads_an_existing_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from recallgate import MemoryRecord
-    from recallgate.stores import SQLiteStore
+    from recallwise import MemoryRecord
+    from recallwise.stores import SQLiteStore
 
     path = tmp_path / "m.db"
     with SQLiteStore(f"sqlite:///{path}") as store:
@@ -116,9 +116,9 @@ def test_log_on_a_missing_file_is_exit_2_and_creates_nothing(
 def test_read_only_open_of_postgres_creates_no_schema(pg_url: str) -> None:
     import psycopg
 
-    from recallgate.cli.common import open_existing_store
-    from recallgate.embeddings import HashingEmbedder
-    from recallgate.stores import open_store
+    from recallwise.cli.common import open_existing_store
+    from recallwise.embeddings import HashingEmbedder
+    from recallwise.stores import open_store
 
     def schema_exists(name: str) -> bool:
         with psycopg.connect(pg_url) as conn:
@@ -128,7 +128,7 @@ def test_read_only_open_of_postgres_creates_no_schema(pg_url: str) -> None:
 
     sep = "&" if "?" in pg_url else "?"
     missing = f"{pg_url}{sep}schema=first_hour_typo"
-    with pytest.raises(UsageError, match="no recallgate store in schema 'first_hour_typo'"):
+    with pytest.raises(UsageError, match="no recallwise store in schema 'first_hour_typo'"):
         open_existing_store(missing)
     assert not schema_exists("first_hour_typo")
 
@@ -160,7 +160,7 @@ def test_search_with_an_empty_query_is_exit_2(
 @pytest.fixture
 def no_bench(monkeypatch: pytest.MonkeyPatch) -> None:
     """The bench must not start: a bad --plot is refused before it."""
-    import recallgate.cli.bench_latency as cli
+    import recallwise.cli.bench_latency as cli
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the bench ran although --plot was bad")
@@ -194,7 +194,7 @@ def test_the_plot_formats_are_ones_matplotlib_writes() -> None:
     pytest.importorskip("matplotlib")
     from matplotlib.backend_bases import FigureCanvasBase
 
-    from recallgate.cli.bench_latency import PLOT_FORMATS
+    from recallwise.cli.bench_latency import PLOT_FORMATS
 
     assert set(PLOT_FORMATS) <= set(FigureCanvasBase.get_supported_filetypes())
 
@@ -230,7 +230,7 @@ def test_bench_latency_writes_the_plot_says_where_and_shows_progress_on_a_termin
 def test_bench_locomo_shows_progress_on_a_terminal_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from recallgate.bench.locomo import SPLITS
+    from recallwise.bench.locomo import SPLITS
     from test_bench_locomo import _tiny
 
     for cid in SPLITS["dev"]:
@@ -265,16 +265,16 @@ def test_tune_gate_with_every_answer_errored_exits_1_with_the_cause_first(
     code, out, err = run(capsys, *argv, "--write-config", str(config), "--report", str(report))
     assert code == 1 and out == ""
     first = err.splitlines()[0]
-    assert first.startswith("recallgate: error: every decider call failed")
+    assert first.startswith("recallwise: error: every decider call failed")
     assert "cannot connect to http://127.0.0.1:9" in first
     assert "Traceback" not in err
     assert not config.exists() and not report.exists()
     code, out, err = run(capsys, *argv, "--json")
-    assert code == 1 and out == "" and err.startswith("recallgate: error: every decider call failed")
+    assert code == 1 and out == "" and err.startswith("recallwise: error: every decider call failed")
 
 
 def test_tune_partial_errors_are_reported_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    from recallgate.deciders import register_decider
+    from recallwise.deciders import register_decider
 
     class FailsOnGreetings:
         """Answers every question except about messages that greet: a partly broken backend."""
@@ -354,9 +354,9 @@ def test_tune_gate_has_no_such_note_where_the_wordings_are_answered_differently(
 
 
 def test_the_note_names_a_backend_that_declares_it_ignores_wording() -> None:
-    from recallgate.cli.tune import _echo_notes, _reads_wording
-    from recallgate.deciders import make_decider
-    from recallgate.tuning import default_candidates, load_cases, tune_validator
+    from recallwise.cli.tune import _echo_notes, _reads_wording
+    from recallwise.deciders import make_decider
+    from recallwise.tuning import default_candidates, load_cases, tune_validator
 
     class Declares:
         reads_wording = False
@@ -399,7 +399,7 @@ def test_ask_json_has_the_same_keys_for_every_backend(capsys: pytest.CaptureFixt
 
 
 def test_the_held_out_sets_are_shipped_and_accepted(capsys: pytest.CaptureFixture[str]) -> None:
-    from recallgate.tuning import load_cases, load_labels
+    from recallwise.tuning import load_cases, load_labels
 
     labels = load_labels("builtin:heldout")
     assert labels.n == 95 and labels.source == "builtin:heldout"
@@ -422,15 +422,15 @@ def test_write_config_refuses_the_held_out_set(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_the_held_out_files_are_package_data_in_the_wheel_layout() -> None:
-    # The wheel packages src/recallgate whole (pyproject: [tool.hatch.build.targets.wheel]);
+    # The wheel packages src/recallwise whole (pyproject: [tool.hatch.build.targets.wheel]);
     # the sets must live inside it, not beside it, and nothing may exclude them.
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
-    assert wheel["packages"] == ["src/recallgate"] and "exclude" not in wheel
+    assert wheel["packages"] == ["src/recallwise"] and "exclude" not in wheel
     for name in ("gate_labels.jsonl", "validator_cases.json"):
-        assert (ROOT / "src/recallgate/data/heldout" / name).is_file()
+        assert (ROOT / "src/recallwise/data/heldout" / name).is_file()
 
 
 # ---- every option's help states its default -----------------------------------------------
@@ -452,16 +452,16 @@ def _options(parser: argparse.ArgumentParser, prefix: str) -> list[tuple[str, ar
 def test_every_option_help_states_its_default() -> None:
     missing = [
         f"{command} {action.option_strings[-1]}"
-        for command, action in _options(build_parser(), "recallgate")
+        for command, action in _options(build_parser(), "recallwise")
         if not action.required and "default" not in (action.help or "")
     ]
     assert missing == []
 
 
 def test_the_defaults_the_issue_named_are_in_the_help() -> None:
-    options = {(c, a.option_strings[-1]): a for c, a in _options(build_parser(), "recallgate")}
-    assert "(default 1)" in (options["recallgate bench latency", "--concurrency"].help or "") % {"default": 1}
-    assert "default dev" in (options["recallgate tune named-gate", "--split"].help or "") % {"default": "dev"}
+    options = {(c, a.option_strings[-1]): a for c, a in _options(build_parser(), "recallwise")}
+    assert "(default 1)" in (options["recallwise bench latency", "--concurrency"].help or "") % {"default": 1}
+    assert "default dev" in (options["recallwise tune named-gate", "--split"].help or "") % {"default": "dev"}
 
 
 # ---- look-alike brackets ------------------------------------------------------------------
@@ -522,8 +522,8 @@ def test_ordinary_text_reads_the_same_after_folding() -> None:
 
 
 def test_agentcore_memory_id_is_checked_before_any_call() -> None:
-    from recallgate.stores import open_store
-    from recallgate.stores.agentcore import validate_memory_id
+    from recallwise.stores import open_store
+    from recallwise.stores.agentcore import validate_memory_id
 
     assert validate_memory_id("my_memory-a1B2c3D4e5") == "my_memory-a1B2c3D4e5"
     arn = "arn:aws:bedrock-agentcore:us-west-2:123456789012:memory/my_memory-a1B2c3D4e5"
@@ -537,14 +537,14 @@ def test_agentcore_memory_id_is_checked_before_any_call() -> None:
 
 def test_the_memory_id_pattern_is_the_services() -> None:
     botocore_session = pytest.importorskip("botocore.session")
-    from recallgate.stores.agentcore import _MEMORY_ID
+    from recallwise.stores.agentcore import _MEMORY_ID
 
     model = botocore_session.get_session().get_service_model("bedrock-agentcore")
     assert model.shape_for("MemoryId").metadata["pattern"] == _MEMORY_ID.pattern
 
 
 def test_the_readme_agentcore_snippet_uses_a_placeholder_that_is_refused_plainly() -> None:
-    from recallgate.stores.agentcore import validate_memory_id
+    from recallwise.stores.agentcore import validate_memory_id
 
     readme = (ROOT / "README.md").read_text()
     placeholders = re.findall(r'memory_id="([^"]*)"', readme)
@@ -558,7 +558,7 @@ def test_the_readme_agentcore_snippet_uses_a_placeholder_that_is_refused_plainly
 
 
 def test_the_readme_ingest_line_is_one_ingest_loads(tmp_path: Path) -> None:
-    from recallgate.cli.ingest import parse_lines
+    from recallwise.cli.ingest import parse_lines
 
     readme = (ROOT / "README.md").read_text()
     setup = readme[readme.index("## Set up") : readme.index("## Try it")]

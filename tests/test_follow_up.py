@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-import recallgate
-from recallgate.errors import UsageError
-from recallgate.policy import follow_up as follow_up_module
-from recallgate.policy.follow_up import FollowUpMemory, follow_up_text
-from recallgate.records import MemoryRecord
-from recallgate.stores.sqlite import SQLiteStore
+import recallwise
+from recallwise.errors import UsageError
+from recallwise.policy import follow_up as follow_up_module
+from recallwise.policy.follow_up import FollowUpMemory, follow_up_text
+from recallwise.records import MemoryRecord
+from recallwise.stores.sqlite import SQLiteStore
 
 FACTS = [
     "I am vegetarian",
@@ -32,11 +32,11 @@ def store(tmp_path):
     s.close()
 
 
-def _policy(store: SQLiteStore, **options: Any) -> recallgate.RecallPolicy:
-    return recallgate.RecallPolicy(store, namespaces=["/facts/{actorId}"], **options)
+def _policy(store: SQLiteStore, **options: Any) -> recallwise.RecallPolicy:
+    return recallwise.RecallPolicy(store, namespaces=["/facts/{actorId}"], **options)
 
 
-def _texts(recall: recallgate.Recall) -> list[str]:
+def _texts(recall: recallwise.Recall) -> list[str]:
     return [k.record.text for k in recall.records]
 
 
@@ -206,12 +206,12 @@ def test_a_given_threshold_turns_it_on_for_any_backend(store) -> None:
 
 # ---- the shipped threshold and its data ---------------------------------------------------------
 def _labels(split: str) -> list[dict[str, Any]]:
-    text = resources.files(f"recallgate.data.{split}").joinpath("follow_up_labels.jsonl").read_text()
+    text = resources.files(f"recallwise.data.{split}").joinpath("follow_up_labels.jsonl").read_text()
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def test_measured_sets_do_not_repeat_the_example_bank() -> None:
-    from recallgate.policy.wording import follow_up_examples
+    from recallwise.policy.wording import follow_up_examples
 
     bank = {e.state.lower() for e in follow_up_examples()}
     dev = {r["text"].lower() for r in _labels("dev")}
@@ -220,7 +220,7 @@ def test_measured_sets_do_not_repeat_the_example_bank() -> None:
 
 
 def _tune(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from recallgate.cli import main
+    from recallwise.cli import main
 
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -228,7 +228,7 @@ def _tune(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str
 
 
 def test_the_shipped_threshold_is_the_tune_fit_on_dev(capsys: pytest.CaptureFixture[str]) -> None:
-    from recallgate.deciders.thresholds import default_threshold
+    from recallwise.deciders.thresholds import default_threshold
 
     code, out, err = _tune(capsys, "tune", "follow-up", "--labels", "builtin:dev", "--json")
     assert code == 0 and err == ""
@@ -246,14 +246,14 @@ def test_the_shipped_threshold_is_the_tune_fit_on_dev(capsys: pytest.CaptureFixt
 def test_tune_follow_up_writes_the_follow_up_role_and_refuses_heldout(
     capsys: pytest.CaptureFixture[str], tmp_path, store
 ) -> None:
-    from recallgate.policy.config import read_config
+    from recallwise.policy.config import read_config
 
     path = tmp_path / "thresholds.json"
     code, out, _ = _tune(capsys, "tune", "follow-up", "--labels", "builtin:dev", "--write-config", str(path))
     assert code == 0 and "tune follow-up: embedded on builtin:dev" in out
     fitted = read_config(path).get("embedded", "follow_up")
     assert fitted is not None and fitted.value == pytest.approx(0.5652, abs=0.001)
-    policy = recallgate.RecallPolicy.from_config(path, store, namespaces=["/facts/{actorId}"])
+    policy = recallwise.RecallPolicy.from_config(path, store, namespaces=["/facts/{actorId}"])
     assert policy.threshold_sources["follow_up"].startswith("config")
 
     heldout = ("--labels", "builtin:heldout", "--write-config", str(path))

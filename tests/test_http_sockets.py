@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from recallgate.deciders.llm import LLMDecider
-from recallgate.deciders.openrouter import OpenRouterDecider
-from recallgate.deciders.systemone import SystemOneDecider
-from recallgate.errors import DeciderTimeout, DeciderUnavailable
-from recallgate.extraction import ExtractionError, OpenAIChat
+from recallwise.deciders.llm import LLMDecider
+from recallwise.deciders.openrouter import OpenRouterDecider
+from recallwise.deciders.systemone import SystemOneDecider
+from recallwise.errors import DeciderTimeout, DeciderUnavailable
+from recallwise.extraction import ExtractionError, OpenAIChat
 from wire_servers import WireFake, llm_fake, openrouter_fake, sagemaker_fake, serve_socket, systemone_fake
 
 QUESTIONS = {
@@ -158,7 +158,7 @@ def _sagemaker_session() -> Any:
 
 
 def test_sagemaker_slow_endpoint_times_out() -> None:
-    from recallgate.deciders.sagemaker import SageMakerDecider
+    from recallwise.deciders.sagemaker import SageMakerDecider
 
     session = _sagemaker_session()
     with serve_socket(sagemaker_fake()) as server:
@@ -178,7 +178,7 @@ def test_sagemaker_slow_endpoint_times_out() -> None:
 
 
 def test_sagemaker_connection_refused_is_unavailable() -> None:
-    from recallgate.deciders.sagemaker import SageMakerDecider
+    from recallwise.deciders.sagemaker import SageMakerDecider
 
     d = SageMakerDecider(
         endpoint_name="e",

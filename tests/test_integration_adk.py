@@ -1,6 +1,6 @@
 """Google ADK: GatedMemoryService over a real InMemoryMemoryService, a real Runner + Agent with
 PreloadMemoryTool and load_memory driven by a scripted model (no network), and
-RecallgateMemoryService (recallgate's stores as a memory service) through the store conformance
+RecallwiseMemoryService (recallwise's stores as a memory service) through the store conformance
 suite's locations (a real SQLite file, a real PostgreSQL schema)."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from google.adk.tools import load_memory
 from google.adk.tools.preload_memory_tool import PreloadMemoryTool
 from google.genai import types
 
-from recallgate import MemoryRecord, RecallStats, open_store
-from recallgate.integrations.adk import GatedMemoryService, RecallgateMemoryService, entry_text
+from recallwise import MemoryRecord, RecallStats, open_store
+from recallwise.integrations.adk import GatedMemoryService, RecallwiseMemoryService, entry_text
 
 APP, USER = "rg-test", "sam"
 PAST = [
@@ -184,7 +184,7 @@ async def test_concurrent_searches_keep_their_own_users(inner):
     assert PAST[1] in texts(sam) and texts(kim) == ["I only drink green tea, no coffee."]
 
 
-async def test_user_ids_that_are_not_recallgate_ids_still_work():
+async def test_user_ids_that_are_not_recallwise_ids_still_work():
     service = InMemoryMemoryService()
     await service.add_session_to_memory(past_session(user="Sam Smith / ops"))
     gated = GatedMemoryService(service)
@@ -257,7 +257,7 @@ async def test_load_memory_returns_only_judged_memories_to_the_model(inner):
     assert [p for p in PAST if p in gated[0]] == [PAST[1]]
 
 
-# ---- recallgate's stores as an ADK memory service: the conformance suite, where it applies ------
+# ---- recallwise's stores as an ADK memory service: the conformance suite, where it applies ------
 
 
 @pytest.fixture
@@ -266,7 +266,7 @@ def rg(location, minilm):
 
 
 async def test_service_round_trip_and_search_order(rg):
-    service = RecallgateMemoryService(rg)
+    service = RecallwiseMemoryService(rg)
     session = past_session()
     session.events.append(text_event("Noted: decaf oat flat white.", author="a"))
     session.events.append(Event(author="user", content=types.Content(role="user", parts=[])))  # no text
@@ -286,7 +286,7 @@ async def test_service_round_trip_and_search_order(rg):
 
 
 async def test_service_users_and_apps_do_not_see_each_other(rg):
-    service = RecallgateMemoryService(rg)
+    service = RecallwiseMemoryService(rg)
     await service.add_session_to_memory(past_session(user="a", texts=["secret of a"]))
     await service.add_session_to_memory(past_session(user="b", texts=["secret of b"]))
     await service.add_session_to_memory(past_session(user="a", app="other", texts=["other app secret of a"]))
@@ -298,7 +298,7 @@ async def test_service_users_and_apps_do_not_see_each_other(rg):
 
 
 async def test_service_adding_a_session_again_changes_nothing(rg):
-    service = RecallgateMemoryService(rg)
+    service = RecallwiseMemoryService(rg)
     session = past_session()
     await service.add_session_to_memory(session)
     await service.add_session_to_memory(session)
@@ -308,7 +308,7 @@ async def test_service_adding_a_session_again_changes_nothing(rg):
 
 
 async def test_service_deltas_explicit_memories_and_deletes(rg):
-    service = RecallgateMemoryService(rg, top_k=3)
+    service = RecallwiseMemoryService(rg, top_k=3)
     event = text_event("I moved to Toronto.")
     await service.add_events_to_memory(app_name=APP, user_id=USER, events=[event], session_id="s1")
     entry = MemoryEntry(
@@ -332,13 +332,13 @@ async def test_service_deltas_explicit_memories_and_deletes(rg):
 
 
 async def test_service_other_workers_writes_are_seen(location, minilm):
-    a, b = RecallgateMemoryService(location.open(minilm)), RecallgateMemoryService(location.open(minilm))
+    a, b = RecallwiseMemoryService(location.open(minilm)), RecallwiseMemoryService(location.open(minilm))
     await a.add_session_to_memory(past_session(texts=["first"]))
     assert texts(await b.search_memory(app_name=APP, user_id=USER, query="first")) == ["first"]
 
 
 async def test_service_concurrent_writers_lose_nothing(location, minilm):
-    workers = [RecallgateMemoryService(location.open(minilm)) for _ in range(2)]
+    workers = [RecallwiseMemoryService(location.open(minilm)) for _ in range(2)]
     lines = {w: [f"worker {w} fact {i}" for i in range(15)] for w in range(2)}
     await asyncio.gather(
         *(workers[w].add_session_to_memory(past_session(texts=[line])) for w in range(2) for line in lines[w])
@@ -347,16 +347,16 @@ async def test_service_concurrent_writers_lose_nothing(location, minilm):
     assert {r.text for r in records} == set(lines[0]) | set(lines[1])
 
 
-async def test_service_searches_what_recallgate_ingested(rg):
+async def test_service_searches_what_recallwise_ingested(rg):
     rg.add_records([MemoryRecord(actor_id=USER, namespace=f"/facts/{USER}", text="The user is vegetarian.")])
-    service = RecallgateMemoryService(rg, also_search=["/facts/{user_id}"])
+    service = RecallwiseMemoryService(rg, also_search=["/facts/{user_id}"])
     found = await service.search_memory(app_name=APP, user_id=USER, query="what can I eat")
     assert texts(found) == ["The user is vegetarian."]
 
 
-async def test_a_runner_over_recallgates_own_store_gated(tmp_path, minilm):
+async def test_a_runner_over_recallwises_own_store_gated(tmp_path, minilm):
     store = open_store(f"sqlite:///{tmp_path}/adk.db", embedder=minilm)
-    service = RecallgateMemoryService(store)
+    service = RecallwiseMemoryService(store)
     await service.add_session_to_memory(past_session())
     stats = RecallStats()
     turns = ["Hello!", DRINK, "Thanks!"]

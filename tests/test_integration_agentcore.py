@@ -29,12 +29,12 @@ from bedrock_agentcore.memory.integrations.strands.session_manager import (  # n
 from botocore.awsrequest import AWSResponse  # noqa: E402
 from strands import Agent  # noqa: E402
 
-from recallgate import RecallPolicy, RecallStats, open_store  # noqa: E402
-from recallgate.errors import UsageError  # noqa: E402
-from recallgate.extraction import extract_and_store  # noqa: E402
-from recallgate.integrations.agentcore import GatedAgentCoreMemorySessionManager  # noqa: E402
-from recallgate.records import Event, MemoryRecord  # noqa: E402
-from recallgate.stores.agentcore import AgentCoreError, AgentCoreStore, parse_agentcore_url  # noqa: E402
+from recallwise import RecallPolicy, RecallStats, open_store  # noqa: E402
+from recallwise.errors import UsageError  # noqa: E402
+from recallwise.extraction import extract_and_store  # noqa: E402
+from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager  # noqa: E402
+from recallwise.records import Event, MemoryRecord  # noqa: E402
+from recallwise.stores.agentcore import AgentCoreError, AgentCoreStore, parse_agentcore_url  # noqa: E402
 from scripted_model import ScriptedModel as BaseScriptedModel  # noqa: E402
 
 MEMORY_ID = "mem-abcdefghij"

@@ -1,5 +1,5 @@
 """LangGraph: GatedStore over real InMemoryStore / PostgresStore / AsyncPostgresStore, a real
-StateGraph, and RecallgateStore (recallgate's stores as a BaseStore) through the store
+StateGraph, and RecallwiseStore (recallwise's stores as a BaseStore) through the store
 conformance suite's locations (a real SQLite file, a real PostgreSQL schema)."""
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from recallgate import MemoryRecord, RecallStats
-from recallgate.embeddings import HashingEmbedder
-from recallgate.integrations.langgraph import (
+from recallwise import MemoryRecord, RecallStats
+from recallwise.embeddings import HashingEmbedder
+from recallwise.integrations.langgraph import (
     GatedStore,
-    RecallgateStore,
+    RecallwiseStore,
     embeddings_function,
     index_config,
     item_text,
@@ -105,10 +105,10 @@ def inner(minilm):
     return store
 
 
-# ---- recallgate's embedder as a LangGraph embeddings function --------------------------------
+# ---- recallwise's embedder as a LangGraph embeddings function --------------------------------
 
 
-def test_embeddings_function_is_recallgates_embedder(minilm):
+def test_embeddings_function_is_recallwises_embedder(minilm):
     embed = embeddings_function(minilm)
     vectors = np.array(embed(["decaf coffee", "a dog"]))
     assert vectors.shape == (2, minilm.dimension)
@@ -364,7 +364,7 @@ async def test_over_langgraphs_async_postgres_store(pg_database, minilm):
         ] == [i.key for i in await pg.asearch(NS, query=DRINK, limit=4)]
 
 
-# ---- recallgate's stores as a LangGraph BaseStore: the conformance suite, where it applies -------
+# ---- recallwise's stores as a LangGraph BaseStore: the conformance suite, where it applies -------
 
 
 @pytest.fixture
@@ -380,7 +380,7 @@ def test_namespace_paths_round_trip():
 
 
 def test_adapter_round_trip_and_search_order(rg):
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     lg.put(("f", "a"), "tea", {"text": "The user likes green tea.", "k": [1, "é"]})
     lg.put(("f", "a"), "car", {"text": "The user drives an electric car."})
     lg.put(("p", "a"), "pref", {"context": "Ordering tea", "preference": "green tea"})
@@ -404,7 +404,7 @@ def test_adapter_round_trip_and_search_order(rg):
 
 
 def test_adapter_listing_keeps_the_order_items_were_put_in(rg):
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     for i in range(12):
         lg.put((f"n{i % 3}",), f"r{i}", {"text": f"r{i}"})
     assert [h.key for h in lg.search(("n1",), limit=100)] == ["r1", "r4", "r7", "r10"]
@@ -413,7 +413,7 @@ def test_adapter_listing_keeps_the_order_items_were_put_in(rg):
 
 
 def test_adapter_scores_are_cosine_and_order_is_exact(location, hashing):
-    lg = RecallgateStore(location.open(hashing))
+    lg = RecallwiseStore(location.open(hashing))
     texts = [f"memory number {i} about topic {i % 7} and colour {i % 5}" for i in range(60)]
     for i, text in enumerate(texts):
         lg.put(("n",), f"k{i}", {"text": text, "i": i})
@@ -429,7 +429,7 @@ def test_adapter_scores_are_cosine_and_order_is_exact(location, hashing):
 
 
 def test_adapter_actors_do_not_see_each_other(rg):
-    a, b = RecallgateStore(rg, actor_id="a"), RecallgateStore(rg, actor_id="b")
+    a, b = RecallwiseStore(rg, actor_id="a"), RecallwiseStore(rg, actor_id="b")
     a.put(("shared",), "k", {"text": "secret of a"})
     b.put(("shared",), "k2", {"text": "secret of b"})
     assert a.get(("shared",), "k2") is None and b.get(("shared",), "k") is None
@@ -439,7 +439,7 @@ def test_adapter_actors_do_not_see_each_other(rg):
 
 
 def test_adapter_actors_putting_the_same_key_keep_separate_items(rg):
-    a, b = RecallgateStore(rg, actor_id="a"), RecallgateStore(rg, actor_id="b")
+    a, b = RecallwiseStore(rg, actor_id="a"), RecallwiseStore(rg, actor_id="b")
     a.put(("shared",), "k", {"text": "a's note"})
     b.put(("shared",), "k", {"text": "b's note"})  # the same namespace and key, another actor
     assert a.get(("shared",), "k").value == {"text": "a's note"}
@@ -451,7 +451,7 @@ def test_adapter_actors_putting_the_same_key_keep_separate_items(rg):
 
 
 def legacy_record(actor_id: str, ns: tuple[str, ...], key: str, text: str) -> MemoryRecord:
-    """An item as RecallgateStore wrote it before the actor was part of its record id."""
+    """An item as RecallwiseStore wrote it before the actor was part of its record id."""
     digest = hashlib.sha256(json.dumps([list(ns), key]).encode()).hexdigest()
     return MemoryRecord(
         actor_id=actor_id,
@@ -469,7 +469,7 @@ def test_adapter_legacy_records_are_read_updated_and_deleted_by_their_own_actor_
     gone = legacy_record("a", ("n",), "gone", "a's note to delete")
     theirs = legacy_record("b", ("n",), "b-only", "b's old note")
     rg.add_records([mine, gone, theirs])
-    a, b = RecallgateStore(rg, actor_id="a"), RecallgateStore(rg, actor_id="b")
+    a, b = RecallwiseStore(rg, actor_id="a"), RecallwiseStore(rg, actor_id="b")
     got = a.get(("n",), "kept")
     assert got.value == {"text": "a's old note"} and got.created_at.timestamp() == 1_700_000_000.0
     assert [i.value for i in a.batch([GetOp(("n",), "gone")])] == [{"text": "a's note to delete"}]
@@ -499,7 +499,7 @@ def test_adapter_legacy_records_are_read_updated_and_deleted_by_their_own_actor_
 
 
 def test_adapter_replacing_and_deleting_by_key(rg):
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     lg.put(("f",), "k", {"text": "old text about lemons"})
     first = lg.get(("f",), "k")
     lg.put(("f",), "other", {"text": "other record"})
@@ -515,7 +515,7 @@ def test_adapter_replacing_and_deleting_by_key(rg):
 
 
 def test_adapter_other_workers_writes_are_seen(location):
-    a, b = RecallgateStore(location.open()), RecallgateStore(location.open())
+    a, b = RecallwiseStore(location.open()), RecallwiseStore(location.open())
     a.put(("n",), "1", {"text": "first"})
     assert len(b.search(("n",), query="first")) == 1
     a.put(("n",), "2", {"text": "second"})
@@ -523,11 +523,11 @@ def test_adapter_other_workers_writes_are_seen(location):
 
 
 def test_adapter_concurrent_writers_lose_nothing(location):
-    workers = [RecallgateStore(location.open()) for _ in range(2)]
+    workers = [RecallwiseStore(location.open()) for _ in range(2)]
     start = threading.Barrier(4)
     errors: list[BaseException] = []
 
-    def write(store: RecallgateStore, tag: str) -> None:
+    def write(store: RecallwiseStore, tag: str) -> None:
         try:
             start.wait()
             for i in range(20):
@@ -549,7 +549,7 @@ def test_adapter_concurrent_writers_lose_nothing(location):
 
 
 async def test_adapter_async_methods_match_the_sync_ones(rg):
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     await lg.aput(("f", "a"), "tea", {"text": "Green tea, always."})
     lg.put(("f", "a"), "car", {"text": "An electric car."})
     assert (await lg.aget(("f", "a"), "tea")).value == {"text": "Green tea, always."}
@@ -562,7 +562,7 @@ async def test_adapter_async_methods_match_the_sync_ones(rg):
 
 
 def test_adapter_refuses_what_langgraph_refuses(rg):
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     for bad in [("a.b",), ("a", "")]:
         with pytest.raises(InvalidNamespaceError):
             lg.put(bad, "k", {"text": "x"})
@@ -579,21 +579,21 @@ def test_adapter_refuses_what_langgraph_refuses(rg):
     assert rg.count_records() == 1
 
 
-def test_records_recallgate_wrote_are_items_too(rg):
+def test_records_recallwise_wrote_are_items_too(rg):
     rg.add_records(
         [MemoryRecord(actor_id="langgraph", namespace="/facts/langgraph", text="The user is vegetarian.")]
     )
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     (hit,) = lg.search(("facts",), query="diet")
     assert hit.namespace == ("facts", "langgraph") and hit.value == {"text": "The user is vegetarian."}
     assert ("facts", "langgraph") in lg.list_namespaces()
 
 
-def test_gated_store_over_recallgates_own_store(tmp_path, minilm):
-    from recallgate import open_store
+def test_gated_store_over_recallwises_own_store(tmp_path, minilm):
+    from recallwise import open_store
 
     rg = open_store(f"sqlite:///{tmp_path}/lg.db", embedder=minilm)
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     fill(lg)
     stats = RecallStats()
     gated = GatedStore(lg, stats=stats)
@@ -623,7 +623,7 @@ def test_the_example_runs_offline(tmp_path):
     assert "gate opened 2, closed 2" in done.stdout and "OK: no errors" in done.stdout
 
 
-# ---- RecallgateStore: put(index=False) and TTL ---------------------------------------------------
+# ---- RecallwiseStore: put(index=False) and TTL ---------------------------------------------------
 
 
 class Clock:
@@ -636,13 +636,13 @@ class Clock:
         return self.now
 
 
-def saved(rg, lg: RecallgateStore, ns: tuple[str, ...], key: str) -> dict[str, Any]:
+def saved(rg, lg: RecallwiseStore, ns: tuple[str, ...], key: str) -> dict[str, Any]:
     """The LangGraph entry of an item's record, as the store holds it."""
     return rg.get_records([lg.record_id(ns, key)])[lg.record_id(ns, key)].metadata["langgraph"]
 
 
 def test_index_false_is_stored_and_listed_but_not_matched_by_a_query(rg):
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     lg.put(("f",), "tea", {"text": "green tea every morning"})
     lg.put(("f",), "car", {"text": "an electric car"})
     lg.put(("f",), "dog", {"text": "a dog called Biscuit"})
@@ -666,7 +666,7 @@ def test_index_false_is_stored_and_listed_but_not_matched_by_a_query(rg):
 
 
 def test_unindexed_items_never_take_a_query_searchs_places(rg):
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     for i in range(30):
         lg.put(("n",), f"quiet{i}", {"text": f"note {i} about tea"}, index=False)
     for i in range(4):
@@ -678,7 +678,7 @@ def test_unindexed_items_never_take_a_query_searchs_places(rg):
 
 
 def test_index_fields_embed_only_those_fields(rg):
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     value = {"title": "green tea", "body": "an electric car", "n": 1}
     lg.put(("f",), "a", value, index=["title"])
     lg.put(("f",), "b", value, index=["title", "body"])
@@ -691,7 +691,7 @@ def test_index_fields_embed_only_those_fields(rg):
     hits = lg.search(("f",), query="green tea", limit=5)
     assert [h.key for h in hits] == ["a", "b", "c"] and hits[-1].score is None
     # the adapter's fields apply to puts without index=
-    by_body = RecallgateStore(rg, actor_id="other", fields=["body"])
+    by_body = RecallwiseStore(rg, actor_id="other", fields=["body"])
     by_body.put(("g",), "x", value)
     by_body.put(("g",), "y", {"title": "no body here"})
     texts = {r.metadata["langgraph"]["key"]: r.text for r in rg.list_records("/g", actor_id="other")}
@@ -701,7 +701,7 @@ def test_index_fields_embed_only_those_fields(rg):
 
 def test_ttl_items_expire_for_every_read_and_a_sweep_deletes_them(location):
     rg, clock = location.open(), Clock()
-    lg = RecallgateStore(rg, ttl={"default_ttl": 1.0}, clock=clock)
+    lg = RecallwiseStore(rg, ttl={"default_ttl": 1.0}, clock=clock)
     assert lg.supports_ttl and lg.ttl_config == {"default_ttl": 1.0}
     lg.put(("short",), "a", {"text": "green tea, one minute"})  # the default TTL
     lg.put(("long",), "b", {"text": "green tea, five minutes"}, ttl=5)
@@ -712,7 +712,7 @@ def test_ttl_items_expire_for_every_read_and_a_sweep_deletes_them(location):
     assert lg.get(("short",), "a", refresh_ttl=False) is not None
     assert lg.list_namespaces() == [("long",), ("short",)]
     clock.now += 2  # a is past its minute
-    other_worker = RecallgateStore(location.open(), clock=clock)  # the expiry is in the record
+    other_worker = RecallwiseStore(location.open(), clock=clock)  # the expiry is in the record
     for store in (lg, other_worker):
         assert store.get(("short",), "a") is None
         assert store.search(("short",)) == [] and store.search((), query="green tea") != []
@@ -729,7 +729,7 @@ def test_ttl_items_expire_for_every_read_and_a_sweep_deletes_them(location):
 
 def test_ttl_a_put_after_expiry_makes_a_new_item(rg):
     clock = Clock()
-    lg = RecallgateStore(rg, clock=clock)
+    lg = RecallwiseStore(rg, clock=clock)
     lg.put(("n",), "k", {"text": "old"}, ttl=1)
     first = lg.get(("n",), "k")
     clock.now += 120
@@ -742,7 +742,7 @@ def test_ttl_a_put_after_expiry_makes_a_new_item(rg):
 
 def test_ttl_reads_renew_what_they_return(location):
     rg, clock = location.open(), Clock()
-    lg = RecallgateStore(rg, clock=clock)
+    lg = RecallwiseStore(rg, clock=clock)
     lg.put(("n",), "got", {"text": "green tea"}, ttl=1)
     lg.put(("n",), "found", {"text": "lemon cake"}, ttl=1)
     lg.put(("n",), "left", {"text": "an electric car"}, ttl=1)
@@ -766,7 +766,7 @@ def test_ttl_reads_renew_what_they_return(location):
 
 def test_ttl_refresh_on_read_false_renews_only_when_asked(rg):
     clock = Clock()
-    lg = RecallgateStore(rg, ttl={"default_ttl": 1, "refresh_on_read": False}, clock=clock)
+    lg = RecallwiseStore(rg, ttl={"default_ttl": 1, "refresh_on_read": False}, clock=clock)
     lg.put(("n",), "a", {"text": "a"})
     lg.put(("n",), "b", {"text": "b"})
     clock.now += 50
@@ -775,7 +775,7 @@ def test_ttl_refresh_on_read_false_renews_only_when_asked(rg):
     lg.get(("n",), "a")
     clock.now += 20
     assert lg.get(("n",), "a") is not None and lg.get(("n",), "b") is not None
-    fresh = RecallgateStore(rg, ttl={"default_ttl": 1, "refresh_on_read": False}, clock=clock)
+    fresh = RecallwiseStore(rg, ttl={"default_ttl": 1, "refresh_on_read": False}, clock=clock)
     fresh.put(("m",), "c", {"text": "c"})
     clock.now += 50
     fresh.get(("m",), "c")
@@ -786,7 +786,7 @@ def test_ttl_refresh_on_read_false_renews_only_when_asked(rg):
 
 def test_ttl_a_query_search_still_fills_its_page_when_the_best_items_expired(location):
     rg, clock = location.open(), Clock()
-    lg = RecallgateStore(rg, clock=clock)
+    lg = RecallwiseStore(rg, clock=clock)
     for i in range(12):
         lg.put(("n",), f"gone{i}", {"text": f"green tea cup {i}"}, ttl=1)
     for i in range(3):
@@ -804,7 +804,7 @@ def test_ttl_a_query_search_still_fills_its_page_when_the_best_items_expired(loc
 
 def test_ttl_renewing_a_listing_does_not_shift_its_pages(rg):
     clock = Clock()
-    lg = RecallgateStore(rg, clock=clock)
+    lg = RecallwiseStore(rg, clock=clock)
     for i in range(6):
         lg.put(("n",), f"k{i}", {"text": f"item {i}"}, ttl=1)
     clock.now += 30
@@ -815,7 +815,7 @@ def test_ttl_renewing_a_listing_does_not_shift_its_pages(rg):
 
 def test_ttl_a_put_in_the_same_batch_wins_over_a_renewal(rg):
     clock = Clock()
-    lg = RecallgateStore(rg, clock=clock)
+    lg = RecallwiseStore(rg, clock=clock)
     lg.put(("n",), "k", {"text": "old"}, ttl=1)
     clock.now += 30
     got, _ = lg.batch([GetOp(("n",), "k"), PutOp(("n",), "k", {"text": "new"}, ttl=2)])
@@ -834,8 +834,8 @@ def test_ttl_bad_configuration_is_one_clear_error(rg):
         ([("default_ttl", 5)], "ttl must be a TTLConfig dict"),
     ]:
         with pytest.raises(ValueError, match=message):
-            RecallgateStore(rg, ttl=config)
-    lg = RecallgateStore(rg)
+            RecallwiseStore(rg, ttl=config)
+    lg = RecallwiseStore(rg)
     with pytest.raises(ValueError, match="sweep_interval_minutes must be a positive"):
         lg.start_ttl_sweeper(sweep_interval_minutes=0)
     with pytest.raises(ValueError, match="ttl must be a positive"):
@@ -856,10 +856,10 @@ def _wait(condition: Any, seconds: float = 30.0) -> bool:
 
 
 def test_the_sweeper_thread_deletes_expired_items_on_the_real_clock(tmp_path):
-    from recallgate import open_store
+    from recallwise import open_store
 
     rg = open_store(f"sqlite:///{tmp_path}/ttl.db", embedder=HashingEmbedder(64))
-    lg = RecallgateStore(rg, ttl={"sweep_interval_minutes": 1})
+    lg = RecallwiseStore(rg, ttl={"sweep_interval_minutes": 1})
     lg.put(("n",), "brief", {"text": "gone in a second"}, ttl=1 / 60)
     lg.put(("n",), "kept", {"text": "here for an hour"}, ttl=60)
     future = lg.start_ttl_sweeper(sweep_interval_minutes=0.2 / 60)  # every 0.2 s
@@ -872,10 +872,10 @@ def test_the_sweeper_thread_deletes_expired_items_on_the_real_clock(tmp_path):
 
 
 def test_a_failing_sweep_is_counted_and_the_sweeper_keeps_going(tmp_path):
-    from recallgate import open_store
+    from recallwise import open_store
 
     rg = open_store(f"sqlite:///{tmp_path}/ttl.db", embedder=HashingEmbedder(64))
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     rg.close()  # every sweep now fails
     future = lg.start_ttl_sweeper(sweep_interval_minutes=0.1 / 60)
     assert _wait(lambda: lg.sweep_errors >= 2)
@@ -885,10 +885,10 @@ def test_a_failing_sweep_is_counted_and_the_sweeper_keeps_going(tmp_path):
 
 
 async def test_the_async_sweeper_task(tmp_path):
-    from recallgate import open_store
+    from recallwise import open_store
 
     rg = open_store(f"sqlite:///{tmp_path}/ttl.db", embedder=HashingEmbedder(64))
-    lg = RecallgateStore(rg)
+    lg = RecallwiseStore(rg)
     await lg.aput(("n",), "brief", {"text": "gone in a second"}, ttl=0.5 / 60)
     await lg.aput(("n",), "kept", {"text": "kept"})
     assert len(await lg.asearch(("n",))) == 2

@@ -11,10 +11,10 @@ strands = pytest.importorskip("strands")
 from strands import Agent, tool  # noqa: E402
 from strands.session.file_session_manager import FileSessionManager  # noqa: E402
 
-from recallgate import RecallPolicy  # noqa: E402
-from recallgate.demo import DEMO_NAMESPACES, seed_persona  # noqa: E402
-from recallgate.errors import DeciderUnavailable  # noqa: E402
-from recallgate.integrations.strands import RecallHook, RecallSessionManager, user_text  # noqa: E402
+from recallwise import RecallPolicy  # noqa: E402
+from recallwise.demo import DEMO_NAMESPACES, seed_persona  # noqa: E402
+from recallwise.errors import DeciderUnavailable  # noqa: E402
+from recallwise.integrations.strands import RecallHook, RecallSessionManager, user_text  # noqa: E402
 from scripted_model import ScriptedModel  # noqa: E402
 
 DRINK = "I'd like a drink, what should I get?"

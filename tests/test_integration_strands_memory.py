@@ -21,13 +21,13 @@ from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import _has_method
 from strands.vended_memory_stores.test_memory_store import TestMemoryStore
 
-from recallgate import RecallStats
-from recallgate.errors import UsageError
-from recallgate.integrations import GatedMemoryStore as LazyGatedMemoryStore
-from recallgate.integrations.strands import (
+from recallwise import RecallStats
+from recallwise.errors import UsageError
+from recallwise.integrations import GatedMemoryStore as LazyGatedMemoryStore
+from recallwise.integrations.strands import (
     GatedMemoryStore,
     MemoryGate,
-    RecallgateMemoryStore,
+    RecallwiseMemoryStore,
     gated_injection,
     gated_stores,
 )
@@ -428,8 +428,8 @@ async def test_the_searcher_serves_the_turn_it_is_awaited_in():
     """``asearch`` is what ``arecall`` awaits: inside a gate's turn it asks only the stores the
     manager asked, for what it asked; outside one (a direct policy call), a member store for its
     own count. The sync ``search`` runs it in a fresh loop, and says what to do on a loop thread."""
-    from recallgate.integrations._foreign import searching
-    from recallgate.integrations.strands_memory import _Turn
+    from recallwise.integrations._foreign import searching
+    from recallwise.integrations.strands_memory import _Turn
 
     store = seeded("facts", FACTS)
     gate = MemoryGate(AlwaysOpen())
@@ -497,12 +497,12 @@ def test_gated_injection_query_skips_turns_without_user_text():
     assert MemoryInjectionConfig(**config) == config
 
 
-# ---- a recallgate store as a Strands store -----------------------------------------------------
+# ---- a recallwise store as a Strands store -----------------------------------------------------
 
 
-async def test_a_recallgate_store_namespace_is_a_strands_memory_store(persona_store_records):
+async def test_a_recallwise_store_namespace_is_a_strands_memory_store(persona_store_records):
     store, actor = persona_store_records
-    facts = RecallgateMemoryStore(store, "/facts/{actorId}", actor_id=actor, name="facts")
+    facts = RecallwiseMemoryStore(store, "/facts/{actorId}", actor_id=actor, name="facts")
     assert (facts.name, facts.writable, facts.namespace) == ("facts", False, f"/facts/{actor}")
     found = await facts.search("What should I have for dinner?", {"max_search_results": 3})
     assert len(found) == 3 and all(0 <= e.metadata["_score"] <= 1 for e in found)
@@ -512,7 +512,7 @@ async def test_a_recallgate_store_namespace_is_a_strands_memory_store(persona_st
 
 @pytest.fixture
 def persona_store_records(real_store):
-    from recallgate.demo import persona, seed_persona
+    from recallwise.demo import persona, seed_persona
 
     seed_persona(real_store)
     return real_store, persona()["actor_id"]
@@ -643,7 +643,7 @@ def _cli(*args: str, cwd: Any) -> Any:
     import sys
 
     return subprocess.run(
-        [sys.executable, "-m", "recallgate", *args],
+        [sys.executable, "-m", "recallwise", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

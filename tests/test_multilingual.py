@@ -1,6 +1,6 @@
 """The default decider in other languages: the real models, real SQLite stores, the real policy.
 
-Quality on the held-out sets is measured by ``recallgate tune`` (README, "Languages"); these
+Quality on the held-out sets is measured by ``recallwise tune`` (README, "Languages"); these
 tests pin the behaviour: which model decides what, that English turns cost no second
 embedding, and the bad input of issue 14 (unsupported scripts, emoji only, right-to-left
 controls, mixed scripts).
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from recallgate import RecallPolicy
-from recallgate.deciders import EmbeddedDecider, ask
-from recallgate.embeddings import make_embedder
-from recallgate.embeddings.language import guess_language
-from recallgate.policy.wording import GATE, gate_question, judge_question
-from recallgate.records import MemoryRecord
-from recallgate.stores import open_store
+from recallwise import RecallPolicy
+from recallwise.deciders import EmbeddedDecider, ask
+from recallwise.embeddings import make_embedder
+from recallwise.embeddings.language import guess_language
+from recallwise.policy.wording import GATE, gate_question, judge_question
+from recallwise.records import MemoryRecord
+from recallwise.stores import open_store
 
 NS = ["/facts/{actorId}"]
 RECORDS = [

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recallgate.policy.names import name_terms
+from recallwise.policy.names import name_terms
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 import pytest
 
-import recallgate
-from recallgate import MemoryRecord, RecallPolicy
-from recallgate.policy import CLOSE_TAG, OPEN_TAG
+import recallwise
+from recallwise import MemoryRecord, RecallPolicy
+from recallwise.policy import CLOSE_TAG, OPEN_TAG
 
 R = MemoryRecord
 NS = ["/facts/{actorId}", "/preferences/{actorId}"]
@@ -214,13 +214,13 @@ def test_actor_isolation_and_bad_ids(seeded):
     p = RecallPolicy(seeded, decider=None, namespaces=NS)
     assert "coffee" not in p.recall("coffee", actor_id="u").context
     for bad in ("*", "../v", "v/..", "{actorId}", "v v"):
-        with pytest.raises(recallgate.InvalidIdError):
+        with pytest.raises(recallwise.InvalidIdError):
             p.recall("coffee", actor_id=bad)
 
 
 def test_default_decider_is_embedded(store):
     p = RecallPolicy(store, namespaces=NS)
-    assert p.decider is recallgate.default_decider()
+    assert p.decider is recallwise.default_decider()
     assert p.stats.unmeasured_thresholds == []
 
 
@@ -285,7 +285,7 @@ def test_the_store_aware_gate_is_off_where_it_was_never_measured(named_store):
     policy = RecallPolicy(named_store, decider=Scripted(gate=0.4), namespaces=NS)
     assert "gate_named" not in policy.thresholds  # no shipped or fitted value for "scripted"
     assert policy.recall("What does Gina's tattoo symbolize?", actor_id="u").trace.gate_open is False
-    assert recallgate.RecallPolicy(named_store, namespaces=NS).thresholds["gate_named"] < 0.5  # embedded
+    assert recallwise.RecallPolicy(named_store, namespaces=NS).thresholds["gate_named"] < 0.5  # embedded
 
 
 def test_a_store_without_mentions_keeps_the_message_only_gate(named_store):

@@ -8,18 +8,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recallgate import MemoryRecord, RecallPolicy
-from recallgate.deciders.questions import MAX_QUESTIONS
-from recallgate.errors import UsageError
-from recallgate.policy import (
+from recallwise import MemoryRecord, RecallPolicy
+from recallwise.deciders.questions import MAX_QUESTIONS
+from recallwise.errors import UsageError
+from recallwise.policy import (
     ADAPTIVE_BUDGET,
     CONVERSATION_WEIGHTS,
     EPISODIC_OPTIONS,
     AdaptiveBudget,
     RecallOptions,
 )
-from recallgate.policy.budget import GATED_TOP_K, keep_count
-from recallgate.policy.conversation import log_odds, rescore_by_conversation
+from recallwise.policy.budget import GATED_TOP_K, keep_count
+from recallwise.policy.conversation import log_odds, rescore_by_conversation
 
 NS = ["/facts/{actorId}", "/preferences/{actorId}"]
 
@@ -213,9 +213,9 @@ def test_the_demo_persona_is_unchanged_by_default_and_loses_records_with_the_epi
 ):
     """The persona's memories come from five conversations: they carry sessions, but they are
     facts and preferences, not episodes. This is why the episodic options are off by default."""
-    from recallgate import default_decider
-    from recallgate.demo import run_demo
-    from recallgate.stores import SQLiteStore
+    from recallwise import default_decider
+    from recallwise.demo import run_demo
+    from recallwise.stores import SQLiteStore
 
     def dinner(**options):
         store = SQLiteStore(f"sqlite:///{tmp_path}/demo-{len(options)}.db", embedder=minilm)

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-import recallgate
-from recallgate.deciders import BaseDecider, Capabilities, DecisionHints, Reply, as_decider
-from recallgate.deciders.questions import Question
-from recallgate.embeddings.hashing import HashingEmbedder
-from recallgate.errors import DeciderError, UsageError
-from recallgate.policy import DecisionLog, RecallOptions, RecallPolicy, Thresholds
-from recallgate.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
-from recallgate.records import MemoryRecord, SearchHit
+import recallwise
+from recallwise.deciders import BaseDecider, Capabilities, DecisionHints, Reply, as_decider
+from recallwise.deciders.questions import Question
+from recallwise.embeddings.hashing import HashingEmbedder
+from recallwise.errors import DeciderError, UsageError
+from recallwise.policy import DecisionLog, RecallOptions, RecallPolicy, Thresholds
+from recallwise.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
+from recallwise.records import MemoryRecord, SearchHit
 
 EMBEDDER = HashingEmbedder(64)
 FACTS = {
@@ -86,7 +86,7 @@ class Scripted:
 
 def test_a_foreign_memory_needs_only_the_searcher_seam() -> None:
     memory = ForeignMemory()
-    assert isinstance(memory, recallgate.Searcher) and not isinstance(memory, recallgate.MemoryStore)
+    assert isinstance(memory, recallwise.Searcher) and not isinstance(memory, recallwise.MemoryStore)
     policy = RecallPolicy(memory, decider=Scripted(), namespaces=["notes"], gate_threshold=0.5)
     recall = policy.recall("What should I drink?", actor_id="u1")
     assert memory.calls == [("notes", "What should I drink?")]
@@ -97,7 +97,7 @@ def test_a_foreign_memory_needs_only_the_searcher_seam() -> None:
 
 def test_records_without_vectors_are_embedded_locally_for_the_embedded_judge() -> None:
     memory = ForeignMemory()
-    decider = recallgate.EmbeddedDecider(embedder=EMBEDDER)
+    decider = recallwise.EmbeddedDecider(embedder=EMBEDDER)
     policy = RecallPolicy(memory, decider=decider, namespaces=["notes"], gate_threshold=0.0)
     recall = policy.recall("flat white coffee decaf oat", actor_id="u1")
     probabilities = {c.id: c.judge_p for c in recall.trace.candidates}
@@ -237,7 +237,7 @@ def test_the_decision_log_records_its_schema_and_refuses_a_newer_one(tmp_path: P
 def test_the_version_comes_from_the_package_metadata() -> None:
     from importlib import metadata
 
-    assert recallgate.__version__ == metadata.version("recallgate")
+    assert recallwise.__version__ == metadata.version("recallwise")
 
 
 def test_a_turn_can_ask_for_its_own_namespaces_page_size_and_cap() -> None:

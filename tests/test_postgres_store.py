@@ -16,14 +16,14 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import pytest
 
-from recallgate import MemoryRecord, StoreError, UsageError
-from recallgate.bench.store import SyntheticCorpus
-from recallgate.cli import main
-from recallgate.embeddings import HashingEmbedder
-from recallgate.errors import DimensionMismatchError
+from recallwise import MemoryRecord, StoreError, UsageError
+from recallwise.bench.store import SyntheticCorpus
+from recallwise.cli import main
+from recallwise.embeddings import HashingEmbedder
+from recallwise.errors import DimensionMismatchError
 
 psycopg = pytest.importorskip("psycopg")
-postgres = pytest.importorskip("recallgate.stores.postgres")
+postgres = pytest.importorskip("recallwise.stores.postgres")
 PostgresStore = postgres.PostgresStore
 
 R = MemoryRecord
@@ -331,7 +331,7 @@ def test_bulk_ingest_rebuilds_the_index_and_is_all_or_nothing(pg_url, schema):
 
 
 def test_duplicate_event_id_is_a_store_error(pg_url, schema):
-    from recallgate import Event
+    from recallwise import Event
 
     with _open(pg_url, schema) as store:
         event = store.create_event(Event(actor_id="a", session_id="s", role="user", text="hi"))
@@ -465,7 +465,7 @@ def test_bench_store_command(backend, request, tmp_path, capsys):
         assert not (tmp_path / "bench.db").exists()  # removed afterwards
     else:
         with _admin(pg_url) as conn:
-            left = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'recallgate_bench_%'")
+            left = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'recallwise_bench_%'")
             assert left.fetchall() == []
 
 
@@ -503,7 +503,7 @@ def test_bench_store_can_force_a_plan(pg_url, tmp_path, capsys):
 
 
 def test_a_lost_connection_is_counted_as_unavailable(pg_url, schema):
-    from recallgate import RecallPolicy
+    from recallwise import RecallPolicy
 
     with _open(pg_url, schema, pool_size=1) as store:
         store.add_records([R(actor_id="a", namespace="/facts/a", text="The user drinks tea.")])

@@ -1,7 +1,7 @@
 import pytest
 
-from recallgate.deciders import ChoiceAnswer, ScoreAnswer, make_decider, parse_answers, validate_request
-from recallgate.errors import DeciderBadResponse, QuestionError, UsageError
+from recallwise.deciders import ChoiceAnswer, ScoreAnswer, make_decider, parse_answers, validate_request
+from recallwise.errors import DeciderBadResponse, QuestionError, UsageError
 
 NOUL = {"type": "noul", "instructions": "Is it?"}
 

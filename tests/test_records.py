@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from recallgate import InvalidIdError, MemoryRecord, render_text, resolve_namespace, validate_id
+from recallwise import InvalidIdError, MemoryRecord, render_text, resolve_namespace, validate_id
 
 
 def test_preference_blob_renders_to_prose():

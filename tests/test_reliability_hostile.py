@@ -7,7 +7,7 @@
 * Property tests: record rendering and packing take any JSON value and any unicode (lone
   surrogates included); the decider wire parsers (``parse_answers`` and the HTTP backends'
   response handling, fed the raw bytes through ``httpx.MockTransport``) return a valid answer
-  or raise a :class:`~recallgate.errors.DeciderError`, nothing else.
+  or raise a :class:`~recallwise.errors.DeciderError`, nothing else.
 
 The edge-case tests pin down the inputs that were defects found here (listed, with their
 fixes, in RELIABILITY.md); the property strategies include them.
@@ -26,16 +26,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recallgate import MemoryRecord, RecallPolicy
-from recallgate.cli import main
-from recallgate.deciders import EmbeddedDecider, register_decider
-from recallgate.deciders.llm import LLMDecider
-from recallgate.deciders.questions import ChoiceAnswer, Question, ScoreAnswer, parse_answers
-from recallgate.deciders.systemone import SystemOneDecider
-from recallgate.errors import DeciderError
-from recallgate.policy import CLOSE_TAG, OPEN_TAG, escape_memory_text, pack_context
-from recallgate.records import render_text
-from recallgate.stores import SQLiteStore
+from recallwise import MemoryRecord, RecallPolicy
+from recallwise.cli import main
+from recallwise.deciders import EmbeddedDecider, register_decider
+from recallwise.deciders.llm import LLMDecider
+from recallwise.deciders.questions import ChoiceAnswer, Question, ScoreAnswer, parse_answers
+from recallwise.deciders.systemone import SystemOneDecider
+from recallwise.errors import DeciderError
+from recallwise.policy import CLOSE_TAG, OPEN_TAG, escape_memory_text, pack_context
+from recallwise.records import render_text
+from recallwise.stores import SQLiteStore
 
 NS = ["/facts/{actorId}"]
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -220,12 +220,12 @@ def test_render_text_survives_deep_nesting() -> None:
 
 
 def test_a_record_with_a_lone_surrogate_is_stored_or_refused_clearly(store: SQLiteStore) -> None:
-    from recallgate.errors import RecallgateError
+    from recallwise.errors import RecallwiseError
 
     record = MemoryRecord(actor_id="u", namespace="/facts/u", text="tea \ud83d and more")
     try:
         store.add_records([record])
-    except RecallgateError as exc:
+    except RecallwiseError as exc:
         assert record.id in str(exc)
         return
     context = RecallPolicy(store, decider=None, namespaces=NS).recall("tea", actor_id="u").context
@@ -501,7 +501,7 @@ def test_llm_returns_valid_answers_or_a_decider_error(
 
 @st.composite
 def triton_bodies(draw: st.DrawFn) -> tuple[dict[str, Question], bytes]:
-    from recallgate.deciders.sagemaker import OUTPUT_NAME
+    from recallwise.deciders.sagemaker import OUTPUT_NAME
 
     qs, body = draw(systemone_bodies())
     shape = draw(st.integers(0, 5))
@@ -521,7 +521,7 @@ def triton_bodies(draw: st.DrawFn) -> tuple[dict[str, Question], bytes]:
 @pytest.fixture(scope="module")
 def sagemaker() -> Any:
     boto3 = pytest.importorskip("boto3")
-    from recallgate.deciders.sagemaker import SageMakerDecider
+    from recallwise.deciders.sagemaker import SageMakerDecider
 
     session = boto3.Session(
         aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", region_name="us-east-1"
@@ -670,7 +670,7 @@ GOOD_CASES = {
     "cases": [{"query": "Which tea?", "relevant": ["tea"], "irrelevant": ["dog"]}],
 }
 GOOD_CONFIG = {
-    "format": "recallgate-thresholds/1",
+    "format": "recallwise-thresholds/1",
     "thresholds": {
         "embedded": {"gate": {"value": 0.4, "data": "x", "data_sha256": "ab", "n": 20, "date": "2026-12-02"}}
     },
@@ -686,7 +686,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 def assert_one_line_error(code: int, out: str, err: str, *where: str) -> None:
     assert code == 2 and out == "", (code, out)
-    assert err.count("\n") == 1 and err.startswith("recallgate: error: "), err
+    assert err.count("\n") == 1 and err.startswith("recallwise: error: "), err
     assert "Traceback" not in err
     for part in where:
         assert part in err, (part, err)
@@ -816,7 +816,7 @@ def test_pathological_json_files(
         "config": _tune_gate("builtin:seed"),
     }[kind]
     if kind == "config":
-        monkeypatch.setenv("RECALLGATE_CONFIG", str(path))
+        monkeypatch.setenv("RECALLWISE_CONFIG", str(path))
     assert_one_line_error(*run_cli(capsys, *argv), str(path), where)
 
 
@@ -883,10 +883,10 @@ def test_malformed_candidate_files(
     ("document", "where"),
     [
         (
-            '{"format": "recallgate-thresholds/1",\n "thresholds": {\n  "embedded": }\n}',
+            '{"format": "recallwise-thresholds/1",\n "thresholds": {\n  "embedded": }\n}',
             "line 3: not valid JSON",
         ),
-        (json.dumps({"format": "something/2", "thresholds": {}}), "not a recallgate threshold config"),
+        (json.dumps({"format": "something/2", "thresholds": {}}), "not a recallwise threshold config"),
         (
             json.dumps(
                 {
@@ -920,16 +920,16 @@ def test_malformed_config_in_the_environment(
 ) -> None:
     path = tmp_path / "thresholds.json"
     path.write_text(document)
-    monkeypatch.setenv("RECALLGATE_CONFIG", str(path))
+    monkeypatch.setenv("RECALLWISE_CONFIG", str(path))
     code, out, err = run_cli(capsys, *_tune_gate("builtin:seed"))
-    assert_one_line_error(code, out, err, f"RECALLGATE_CONFIG: {path}", where)
+    assert_one_line_error(code, out, err, f"RECALLWISE_CONFIG: {path}", where)
 
 
 def test_a_malformed_config_named_by_the_policy_api_names_file_and_line(tmp_path, store: SQLiteStore) -> None:
-    from recallgate.errors import UsageError
+    from recallwise.errors import UsageError
 
     path = tmp_path / "thresholds.json"
-    path.write_text('{"format": "recallgate-thresholds/1",\n\n "thresholds": [}\n')
+    path.write_text('{"format": "recallwise-thresholds/1",\n\n "thresholds": [}\n')
     with pytest.raises(UsageError, match=rf"^{re.escape(str(path))} line 3: not valid JSON"):
         RecallPolicy.from_config(path, store, decider=None)
 

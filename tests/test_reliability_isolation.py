@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recallgate import InvalidIdError, MemoryRecord, RecallPolicy
-from recallgate.cli import main
-from recallgate.embeddings import HashingEmbedder
-from recallgate.records import resolve_namespace, validate_id
-from recallgate.stores import SQLiteStore
+from recallwise import InvalidIdError, MemoryRecord, RecallPolicy
+from recallwise.cli import main
+from recallwise.embeddings import HashingEmbedder
+from recallwise.records import resolve_namespace, validate_id
+from recallwise.stores import SQLiteStore
 
 # ---- ids ---------------------------------------------------------------------------------
 
@@ -120,7 +120,7 @@ def test_the_cli_refuses_a_bad_actor_in_one_line(
     code = main([*argv, "--store", f"sqlite:///{tmp_path}/cli.db"])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith("recallgate: error: invalid actor_id")
+    assert err.count("\n") == 1 and err.startswith("recallwise: error: invalid actor_id")
 
 
 def test_ingest_refuses_a_bad_actor_in_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -243,7 +243,7 @@ def test_sqlite_recall_never_crosses_actors(sqlite_store: SQLiteStore, world: di
 @pytest.fixture
 def postgres_store(pg_url: str) -> Iterator[Any]:
     pytest.importorskip("psycopg")
-    from recallgate.stores.postgres import PostgresStore
+    from recallwise.stores.postgres import PostgresStore
 
     schema = f"iso_{uuid.uuid4().hex[:12]}"
     store = PostgresStore(pg_url, embedder=HashingEmbedder(64), schema=schema)

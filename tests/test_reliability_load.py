@@ -7,7 +7,7 @@ writes interleave. The run is bounded in count (1,000 turns) and time (a deadlin
 reports turns/s, p50/p95/max turn latency, errors (must be 0) and records lost (must be 0).
 
 The figures are printed (``pytest -m slow tests/test_reliability_load.py -s``) and, when
-``RECALLGATE_LOAD_REPORT`` names a file, appended to it as JSON lines.
+``RECALLWISE_LOAD_REPORT`` names a file, appended to it as JSON lines.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
-from recallgate import Event, MemoryRecord, RecallPolicy
-from recallgate.bench.latency import MESSAGES
-from recallgate.deciders import EmbeddedDecider, default_threshold
-from recallgate.deciders.systemone import SystemOneDecider
-from recallgate.stores import SQLiteStore
+from recallwise import Event, MemoryRecord, RecallPolicy
+from recallwise.bench.latency import MESSAGES
+from recallwise.deciders import EmbeddedDecider, default_threshold
+from recallwise.deciders.systemone import SystemOneDecider
+from recallwise.stores import SQLiteStore
 
 pytestmark = pytest.mark.slow
 
@@ -152,7 +152,7 @@ def _report(arm: str, figures: dict[str, Any]) -> None:
         f"max {figures['max_ms']} ms; errors {figures['errors']}, events lost {figures['events_lost']}, "
         f"records lost {figures['records_lost']} (of {figures['records_written']} written)"
     )
-    target = os.environ.get("RECALLGATE_LOAD_REPORT")
+    target = os.environ.get("RECALLWISE_LOAD_REPORT")
     if target:
         with open(target, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(figures) + "\n")

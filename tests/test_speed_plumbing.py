@@ -8,11 +8,11 @@ import threading
 
 import numpy as np
 
-from recallgate import MemoryRecord, RecallPolicy
-from recallgate.bench.latency import DelayedStore
-from recallgate.deciders import EmbeddedDecider
-from recallgate.embeddings import HashingEmbedder
-from recallgate.stores import SQLiteStore
+from recallwise import MemoryRecord, RecallPolicy
+from recallwise.bench.latency import DelayedStore
+from recallwise.deciders import EmbeddedDecider
+from recallwise.embeddings import HashingEmbedder
+from recallwise.stores import SQLiteStore
 
 NS = ["/facts/{actorId}", "/preferences/{actorId}"]
 
@@ -124,7 +124,7 @@ def test_bench_latency_json_keys(tmp_path):
         [
             sys.executable,
             "-m",
-            "recallgate",
+            "recallwise",
             "bench",
             "latency",
             "--records",
@@ -165,14 +165,14 @@ def test_bench_latency_json_keys(tmp_path):
 
 
 def test_serving_rss_probe_skips_in_memory_stores():
-    from recallgate.bench.latency import serving_rss_mb
+    from recallwise.bench.latency import serving_rss_mb
 
     assert serving_rss_mb("sqlite://:memory:") is None
 
 
 def test_bench_latency_bad_flags_exit_2():
     out = subprocess.run(
-        [sys.executable, "-m", "recallgate", "bench", "latency", "--repeats", "0"],
+        [sys.executable, "-m", "recallwise", "bench", "latency", "--repeats", "0"],
         capture_output=True,
         text=True,
     )

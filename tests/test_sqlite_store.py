@@ -5,9 +5,9 @@ import sqlite3
 
 import pytest
 
-from recallgate import MemoryRecord, UsageError, open_store
-from recallgate.embeddings import HashingEmbedder
-from recallgate.stores import SQLiteStore
+from recallwise import MemoryRecord, UsageError, open_store
+from recallwise.embeddings import HashingEmbedder
+from recallwise.stores import SQLiteStore
 
 R = MemoryRecord
 

@@ -11,8 +11,8 @@ import threading
 import numpy as np
 import pytest
 
-from recallgate import DimensionMismatchError, Event, MemoryRecord, UsageError
-from recallgate.embeddings import HashingEmbedder
+from recallwise import DimensionMismatchError, Event, MemoryRecord, UsageError
+from recallwise.embeddings import HashingEmbedder
 
 R = MemoryRecord
 

@@ -7,10 +7,10 @@ import uuid
 
 import pytest
 
-from recallgate.embeddings import HashingEmbedder, make_embedder
-from recallgate.errors import DimensionMismatchError, UsageError
-from recallgate.records import MemoryRecord
-from recallgate.stores import open_store
+from recallwise.embeddings import HashingEmbedder, make_embedder
+from recallwise.errors import DimensionMismatchError, UsageError
+from recallwise.records import MemoryRecord
+from recallwise.stores import open_store
 
 RECORDS = [
     ("coffee", "The user drinks oat-milk flat whites and no caffeine after 3 pm."),
@@ -129,7 +129,7 @@ def test_postgres_remembers_its_embedder_and_refuses_another(pg_url, pg_schema):
     # so do the read-only commands' opens (create=False), and the store class itself
     with open_store(url, create=False) as store:
         assert store.embedder.name == "use-multilingual-v3"
-    from recallgate.stores.postgres import PostgresStore
+    from recallwise.stores.postgres import PostgresStore
 
     with PostgresStore(pg_url, schema=pg_schema) as store:
         assert store.embedder.name == "use-multilingual-v3"
@@ -176,7 +176,7 @@ def test_postgres_recorded_embedder_the_registry_does_not_know_is_a_clear_error(
     assert not isinstance(error.value, DimensionMismatchError)  # not refused against the default
     assert f"schema {pg_schema!r}" in message and "was embedded with 'hashing-16'" in message
     assert "unknown embedder 'hashing-16'" in message and "\n" not in message
-    assert "recallgate-test" not in message  # the password stays hidden
+    assert "recallwise-test" not in message  # the password stays hidden
     # passing that embedder still opens it
     with open_store(pg_url, embedder=HashingEmbedder(16), schema=pg_schema) as store:
         assert store.count_records() == len(RECORDS)
@@ -186,9 +186,9 @@ def test_postgres_recorded_embedder_the_registry_does_not_know_is_a_clear_error(
 def test_postgres_cli_search_without_embedder_uses_the_recorded_one(pg_url, pg_schema, monkeypatch, capsys):
     import json
 
-    from recallgate.cli import main
+    from recallwise.cli import main
 
-    monkeypatch.delenv("RECALLGATE_EMBEDDER", raising=False)
+    monkeypatch.delenv("RECALLWISE_EMBEDDER", raising=False)
     url = f"{pg_url}?schema={pg_schema}"
     with open_store(f"{url}&embedder=multilingual") as store:
         _fill(store)

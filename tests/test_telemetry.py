@@ -20,9 +20,9 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from recallgate import RecallPolicy
-from recallgate.demo import DEMO_NAMESPACES, seed_persona
-from recallgate.policy.telemetry import MAX_CHARS, bounded
+from recallwise import RecallPolicy
+from recallwise.demo import DEMO_NAMESPACES, seed_persona
+from recallwise.policy.telemetry import MAX_CHARS, bounded
 
 DRINK = "I'd like a drink, what should I get?"
 
@@ -85,24 +85,24 @@ def test_each_turn_is_one_recall_span_with_the_decision_and_its_stages(otel, per
     policy = RecallPolicy(persona, namespaces=DEMO_NAMESPACES)
     hello = policy.recall("Hello!", actor_id="demo_user")
     drink = policy.recall(DRINK, actor_id="demo_user")
-    (closed, opened) = _spans(otel, "recallgate.recall")
+    (closed, opened) = _spans(otel, "recallwise.recall")
     a0, a1 = dict(closed.attributes or {}), dict(opened.attributes or {})
-    assert a0["recallgate.gate.open"] is False and a1["recallgate.gate.open"] is True
-    assert a0["recallgate.gate.probability"] == pytest.approx(hello.trace.gate_p)
-    assert a1["recallgate.decider"] == "embedded"
-    assert a1["recallgate.records.kept"] == len(drink.records) > 0
-    assert a1["recallgate.records.retrieved"] == len(drink.trace.candidates)
-    assert a1["recallgate.records.dropped"] == len(drink.trace.candidates) - len(drink.records)
-    assert a1["recallgate.context.tokens"] == drink.trace.context_tokens > 0
-    assert tuple(a1["recallgate.route"]) == tuple(DEMO_NAMESPACES)  # templates: no actor id
+    assert a0["recallwise.gate.open"] is False and a1["recallwise.gate.open"] is True
+    assert a0["recallwise.gate.probability"] == pytest.approx(hello.trace.gate_p)
+    assert a1["recallwise.decider"] == "embedded"
+    assert a1["recallwise.records.kept"] == len(drink.records) > 0
+    assert a1["recallwise.records.retrieved"] == len(drink.trace.candidates)
+    assert a1["recallwise.records.dropped"] == len(drink.trace.candidates) - len(drink.records)
+    assert a1["recallwise.context.tokens"] == drink.trace.context_tokens > 0
+    assert tuple(a1["recallwise.route"]) == tuple(DEMO_NAMESPACES)  # templates: no actor id
     children = [s for s in otel["exporter"].get_finished_spans() if s.parent is not None]
     assert {s.name for s in children if s.parent.span_id == opened.context.span_id} == {
-        "recallgate.gate",
-        "recallgate.search",
-        "recallgate.judge",
+        "recallwise.gate",
+        "recallwise.search",
+        "recallwise.judge",
     }
-    assert len([s for s in children if s.name == "recallgate.search"]) == len(DEMO_NAMESPACES)
-    assert {s.name for s in children if s.parent.span_id == closed.context.span_id} == {"recallgate.gate"}
+    assert len([s for s in children if s.name == "recallwise.search"]) == len(DEMO_NAMESPACES)
+    assert {s.name for s in children if s.parent.span_id == closed.context.span_id} == {"recallwise.gate"}
     for span in children:
         assert span.start_time >= opened.start_time or span.parent.span_id == closed.context.span_id
     # Nothing a user wrote or the memory holds, and no actor id, is in any attribute.
@@ -114,12 +114,12 @@ def test_each_turn_is_one_recall_span_with_the_decision_and_its_stages(otel, per
 
 
 def test_trace_content_adds_the_message_and_the_kept_ids(otel, persona, monkeypatch) -> None:
-    monkeypatch.setenv("RECALLGATE_TRACE_CONTENT", "1")
+    monkeypatch.setenv("RECALLWISE_TRACE_CONTENT", "1")
     policy = RecallPolicy(persona, namespaces=DEMO_NAMESPACES)
     recall = policy.recall(DRINK, actor_id="demo_user")
-    (span,) = _spans(otel, "recallgate.recall")
-    assert span.attributes["recallgate.message"] == DRINK
-    assert list(span.attributes["recallgate.records.kept_ids"]) == [k.record.id for k in recall.records]
+    (span,) = _spans(otel, "recallwise.recall")
+    assert span.attributes["recallwise.message"] == DRINK
+    assert list(span.attributes["recallwise.records.kept_ids"]) == [k.record.id for k in recall.records]
     policy.close()
 
 
@@ -131,17 +131,17 @@ def test_the_counters_are_metrics_and_errors_carry_their_kind(otel, persona) -> 
         def search(self, *args: Any, **kwargs: Any) -> Any:
             raise ConnectionRefusedError("no route to the memory")
 
-    before_turns = sum(_metric(otel["reader"], "recallgate.turns").values())
-    before_errors = _metric(otel["reader"], "recallgate.errors")
+    before_turns = sum(_metric(otel["reader"], "recallwise.turns").values())
+    before_errors = _metric(otel["reader"], "recallwise.errors")
     policy = RecallPolicy(Down(), decider=None, namespaces=DEMO_NAMESPACES)
     recall = policy.recall(DRINK, actor_id="demo_user")
     policy.recall("   ", actor_id="demo_user")  # no text: a turn, nothing else
-    assert sum(_metric(otel["reader"], "recallgate.turns").values()) - before_turns == 2
-    after = _metric(otel["reader"], "recallgate.errors")
+    assert sum(_metric(otel["reader"], "recallwise.turns").values()) - before_turns == 2
+    after = _metric(otel["reader"], "recallwise.errors")
     key = (("kind", "store:unavailable"),)
     assert after.get(key, 0) - before_errors.get(key, 0) == len(DEMO_NAMESPACES)
-    assert _metric(otel["reader"], "recallgate.memory.duration")  # one histogram point at least
-    (span,) = [s for s in _spans(otel, "recallgate.recall") if s.attributes.get("recallgate.errors")]
+    assert _metric(otel["reader"], "recallwise.memory.duration")  # one histogram point at least
+    (span,) = [s for s in _spans(otel, "recallwise.recall") if s.attributes.get("recallwise.errors")]
     assert span.status.status_code == trace.StatusCode.ERROR
     assert [e.name for e in span.events] == ["exception"] * len(DEMO_NAMESPACES)
     assert "no route" not in str(span.to_json())  # error messages can hold ids: kinds only
@@ -151,16 +151,16 @@ def test_the_counters_are_metrics_and_errors_carry_their_kind(otel, persona) -> 
 
 def test_a_follow_up_turn_says_so_in_its_span_and_metric(otel, persona) -> None:
     policy = RecallPolicy(persona, namespaces=DEMO_NAMESPACES)
-    before = sum(_metric(otel["reader"], "recallgate.follow_ups").values())
+    before = sum(_metric(otel["reader"], "recallwise.follow_ups").values())
     policy.recall(DRINK, actor_id="demo_user", session_id="s")
     follow = policy.recall("go on", actor_id="demo_user", session_id="s")
     assert follow.trace.gate_open is True and follow.trace.follow_up_p is not None
-    (_, span) = _spans(otel, "recallgate.recall")
+    (_, span) = _spans(otel, "recallwise.recall")
     attributes = dict(span.attributes or {})
-    assert attributes["recallgate.gate.open"] is True
-    assert attributes["recallgate.follow_up.probability"] == pytest.approx(follow.trace.follow_up_p)
-    assert "recallgate.message" not in attributes  # the combined text stays out of spans too
-    assert sum(_metric(otel["reader"], "recallgate.follow_ups").values()) - before == 1
+    assert attributes["recallwise.gate.open"] is True
+    assert attributes["recallwise.follow_up.probability"] == pytest.approx(follow.trace.follow_up_p)
+    assert "recallwise.message" not in attributes  # the combined text stays out of spans too
+    assert sum(_metric(otel["reader"], "recallwise.follow_ups").values()) - before == 1
 
 
 def test_a_broken_exporter_never_fails_a_turn_and_is_counted(otel, persona) -> None:
@@ -183,7 +183,7 @@ def test_recall_spans_nest_under_strands_agent_spans(otel, persona) -> None:
     pytest.importorskip("strands")
     from strands import Agent
 
-    from recallgate.integrations.strands import RecallHook
+    from recallwise.integrations.strands import RecallHook
     from scripted_model import ScriptedModel
 
     policy = RecallPolicy(persona, namespaces=DEMO_NAMESPACES)
@@ -192,14 +192,14 @@ def test_recall_spans_nest_under_strands_agent_spans(otel, persona) -> None:
     )
     agent(DRINK)
     spans = otel["exporter"].get_finished_spans()
-    (recall,) = [s for s in spans if s.name == "recallgate.recall"]
+    (recall,) = [s for s in spans if s.name == "recallwise.recall"]
     by_id = {s.context.span_id: s for s in spans}
     parents = []
     parent = recall.parent
     while parent is not None and parent.span_id in by_id:
         parents.append(by_id[parent.span_id].name)
         parent = by_id[parent.span_id].parent
-    assert parents and all(not name.startswith("recallgate") for name in parents), parents
+    assert parents and all(not name.startswith("recallwise") for name in parents), parents
     assert recall.context.trace_id == by_id[recall.parent.span_id].context.trace_id
     policy.close()
 
@@ -217,7 +217,7 @@ def _ancestors(span: ReadableSpan, spans: Sequence[ReadableSpan]) -> list[Readab
 
 def test_recall_spans_nest_under_the_memory_managers_search_span(otel) -> None:
     pytest.importorskip("strands.memory")
-    from recallgate.integrations.strands import gated_injection, gated_stores
+    from recallwise.integrations.strands import gated_injection, gated_stores
     from test_integration_strands_memory import DRINK as ASK_DRINK
     from test_integration_strands_memory import FACTS, PREFS, agent_over, seeded
 
@@ -226,16 +226,16 @@ def test_recall_spans_nest_under_the_memory_managers_search_span(otel) -> None:
     agent("Hello!")
     agent(ASK_DRINK)
     spans = otel["exporter"].get_finished_spans()
-    recalls = [s for s in spans if s.name == "recallgate.recall"]
-    assert [s.attributes["recallgate.gate.open"] for s in recalls] == [False, True]  # one span per turn
+    recalls = [s for s in spans if s.name == "recallwise.recall"]
+    assert [s.attributes["recallwise.gate.open"] for s in recalls] == [False, True]  # one span per turn
     for recall in recalls:
         parents = [p.name for p in _ancestors(recall, spans)]
         assert parents[0] == "memory.search", parents  # Strands' MemoryManager.search span
-        assert "invoke_agent" in " ".join(parents) and not any(n.startswith("recallgate") for n in parents)
+        assert "invoke_agent" in " ".join(parents) and not any(n.startswith("recallwise") for n in parents)
     # the drink turn searched both stores, under its own recall span
-    searches = [s for s in spans if s.name == "recallgate.search"]
+    searches = [s for s in spans if s.name == "recallwise.search"]
     assert len(searches) == 2 and {s.parent.span_id for s in searches} == {recalls[1].context.span_id}
-    assert sorted(s.attributes["recallgate.namespace"] for s in searches) == ["facts", "preferences"]
+    assert sorted(s.attributes["recallwise.namespace"] for s in searches) == ["facts", "preferences"]
     stores[0].gate.close()
 
 
@@ -243,7 +243,7 @@ async def test_recall_spans_nest_under_adks_spans(otel) -> None:
     pytest.importorskip("google.adk")
     from google.adk.tools.preload_memory_tool import PreloadMemoryTool
 
-    from recallgate.integrations.adk import GatedMemoryService
+    from recallwise.integrations.adk import GatedMemoryService
     from test_integration_adk import APP, USER, Counting, past_session, run_turns
     from test_integration_adk import DRINK as ASK_DRINK
 
@@ -252,22 +252,22 @@ async def test_recall_spans_nest_under_adks_spans(otel) -> None:
     gated = GatedMemoryService(inner)
     await run_turns(gated, ["Hello!", ASK_DRINK], [PreloadMemoryTool()])
     spans = otel["exporter"].get_finished_spans()
-    recalls = [s for s in spans if s.name == "recallgate.recall"]
-    assert [s.attributes["recallgate.gate.open"] for s in recalls] == [False, True]
+    recalls = [s for s in spans if s.name == "recallwise.recall"]
+    assert [s.attributes["recallwise.gate.open"] for s in recalls] == [False, True]
     for recall in recalls:
         parents = _ancestors(recall, spans)
         names = [p.name for p in parents]
         # ADK's agent span (``invoke_agent a``; ``invocation`` under its legacy span schema)
         assert names[0] in ("invoke_agent a", "invocation"), names
-        assert not any(n.startswith("recallgate") for n in names), names
+        assert not any(n.startswith("recallwise") for n in names), names
         assert {p.context.trace_id for p in parents} == {recall.context.trace_id}
-    # no user id, app name or memory text in any recallgate attribute (the namespace is the
+    # no user id, app name or memory text in any recallwise attribute (the namespace is the
     # inner service's type)
     for span in spans:
-        if span.name.startswith("recallgate"):
+        if span.name.startswith("recallwise"):
             for value in (span.attributes or {}).values():
                 assert not any(t in str(value) for t in (USER, APP, "decaf", "Hello")), (span.name, value)
-    assert [s.attributes["recallgate.namespace"] for s in spans if s.name == "recallgate.search"] == [
+    assert [s.attributes["recallwise.namespace"] for s in spans if s.name == "recallwise.search"] == [
         "Counting"
     ]
     gated.close()
@@ -277,8 +277,8 @@ def test_recall_spans_nest_under_the_applications_span_around_a_langgraph_run(ot
     """LangGraph emits no OpenTelemetry spans of its own: a gated search's recall span nests under
     whatever span the application has around the graph run (context flows through the nodes)."""
     pytest.importorskip("langgraph.store.base")
-    from recallgate.embeddings import default_embedder
-    from recallgate.integrations.langgraph import GatedStore, index_config
+    from recallwise.embeddings import default_embedder
+    from recallwise.integrations.langgraph import GatedStore, index_config
     from test_integration_langgraph import DRINK as ASK_DRINK
     from test_integration_langgraph import MEMORIES, CountingStore, fill, graph, recall_node
 
@@ -290,7 +290,7 @@ def test_recall_spans_nest_under_the_applications_span_around_a_langgraph_run(ot
         drink = app.invoke({"message": ASK_DRINK, "memories": []})["memories"]
     assert MEMORIES["decaf"] in drink
     spans = otel["exporter"].get_finished_spans()
-    (recall,) = [s for s in spans if s.name == "recallgate.recall"]
+    (recall,) = [s for s in spans if s.name == "recallwise.recall"]
     assert recall.parent is not None and recall.parent.span_id == turn.get_span_context().span_id
     assert [p.name for p in _ancestors(recall, spans)] == ["agent-turn"]
     gated.close()

@@ -1,4 +1,4 @@
-"""``recallgate tune gate`` / ``tune validator`` end to end, on the real embedded decider."""
+"""``recallwise tune gate`` / ``tune validator`` end to end, on the real embedded decider."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from recallgate.cli import main
-from recallgate.deciders import available_deciders, register_decider
-from recallgate.policy.config import read_config
+from recallwise.cli import main
+from recallwise.deciders import available_deciders, register_decider
+from recallwise.policy.config import read_config
 
 GATE_KEYS = {
     "best_accuracy",
@@ -189,8 +189,8 @@ def test_write_config_records_the_fit_and_its_data(
     assert saved.get("embedded", "judge") is not None and saved.get("embedded", "judge_relative") is not None
     assert saved.get("embedded", "judge").n == 35  # type: ignore[union-attr]
     # ... and the embedded policy built from it uses all three.
-    from recallgate import RecallPolicy, default_decider
-    from recallgate.stores import SQLiteStore
+    from recallwise import RecallPolicy, default_decider
+    from recallwise.stores import SQLiteStore
 
     policy = RecallPolicy.from_config(config, SQLiteStore("sqlite://:memory:"), decider=default_decider())
     for role in ("gate", "judge", "judge_relative"):
@@ -231,14 +231,14 @@ def test_the_readmes_tune_then_from_config_sequence_gives_config_sources(tmp_pat
     import subprocess
     import sys
 
-    from recallgate import RecallPolicy
+    from recallwise import RecallPolicy
 
     config = tmp_path / "thresholds.json"
     for command in (
         ["tune", "gate", "--labels", "builtin:seed", "--write-config", str(config), "--json"],
         ["tune", "validator", "--cases", "builtin:seed", "--write-config", str(config), "--json"],
     ):
-        done = subprocess.run([sys.executable, "-m", "recallgate", *command], capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-m", "recallwise", *command], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
     policy = RecallPolicy.from_config(config, real_store)
     for role in ("gate", "judge", "judge_relative"):

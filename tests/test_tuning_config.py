@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from recallgate import MemoryRecord, RecallPolicy
-from recallgate.errors import UsageError
-from recallgate.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
-from recallgate.tuning import parse_labels, tune_gate
+from recallwise import MemoryRecord, RecallPolicy
+from recallwise.errors import UsageError
+from recallwise.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
+from recallwise.tuning import parse_labels, tune_gate
 
 # A decider whose gate probability is a fixed property of each message, so the fitted
 # threshold and its effect can be stated exactly.
@@ -52,7 +52,7 @@ def store_with_a_fact(store: Any) -> Any:
 @pytest.fixture
 def fitted_config(tmp_path: Path) -> Path:
     """The tuner's fit on the user's labels, written as --write-config would write it."""
-    from recallgate.tuning import default_candidates
+    from recallwise.tuning import default_candidates
 
     result = tune_gate(FixedGate(), LABELS, default_candidates("gate")[:1])
     shipped = result.candidate("shipped")
@@ -122,20 +122,20 @@ def test_write_config_merges_and_round_trips(tmp_path: Path) -> None:
     assert config.get("embedded", "gate") == FittedThreshold(0.4, "a.jsonl", "a" * 64, 100, "2026-01-01")
     assert config.get("sparrow", "judge").value == 0.3  # type: ignore[union-attr]
     assert config.get("embedded", "judge_relative").n == 60  # type: ignore[union-attr]
-    assert json.loads(path.read_text())["format"] == "recallgate-thresholds/1"
+    assert json.loads(path.read_text())["format"] == "recallwise-thresholds/1"
 
 
 @pytest.mark.parametrize(
     ("document", "message"),
     [
-        ({"thresholds": {}}, "not a recallgate threshold config"),
-        ({"format": "recallgate-thresholds/1", "thresholds": {"e": {"gaet": {}}}}, "['gaet']: unknown role"),
+        ({"thresholds": {}}, "not a recallwise threshold config"),
+        ({"format": "recallwise-thresholds/1", "thresholds": {"e": {"gaet": {}}}}, "['gaet']: unknown role"),
         (
-            {"format": "recallgate-thresholds/1", "thresholds": {"e": {"gate": {"value": "high"}}}},
+            {"format": "recallwise-thresholds/1", "thresholds": {"e": {"gate": {"value": "high"}}}},
             "'value' must be a number",
         ),
         (
-            {"format": "recallgate-thresholds/1", "thresholds": {"e": {"gate": {"value": 0.5, "n": 3}}}},
+            {"format": "recallwise-thresholds/1", "thresholds": {"e": {"gate": {"value": 0.5, "n": 3}}}},
             "missing 'data_sha256'",
         ),
     ],

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from recallgate.errors import UsageError
-from recallgate.tuning import load_cases, load_labels, parse_cases, parse_labels
+from recallwise.errors import UsageError
+from recallwise.tuning import load_cases, load_labels, parse_cases, parse_labels
 
 
 def _lines(*rows: object) -> str:

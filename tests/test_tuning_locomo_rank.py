@@ -1,4 +1,4 @@
-"""``recallgate tune keep``: refuses the test split; picks the weights that put the relevant record
+"""``recallwise tune keep``: refuses the test split; picks the weights that put the relevant record
 in the top 5 on questions built so that only the session term can; replays the keep step as the
 policy runs it; and runs end to end on a small file in LoCoMo's format."""
 
@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from recallgate.errors import UsageError
-from recallgate.policy.budget import AdaptiveBudget, keep_count
-from recallgate.tuning.locomo_rank import (
+from recallwise.errors import UsageError
+from recallwise.policy.budget import AdaptiveBudget, keep_count
+from recallwise.tuning.locomo_rank import (
     JudgedQuestion,
     KeepThresholds,
     _Ranked,
@@ -20,7 +20,7 @@ from recallgate.tuning.locomo_rank import (
 
 
 def test_the_test_split_is_refused(tmp_path, capsys):
-    from recallgate.cli import main
+    from recallwise.cli import main
 
     with pytest.raises(UsageError, match="dev split only"):
         judge_split(tmp_path, "test")
@@ -86,8 +86,8 @@ def test_the_best_depth_wins_and_the_smaller_on_a_tie():
 
 
 def test_tune_keep_end_to_end_on_a_small_file(tmp_path, capsys):
-    from recallgate.cli import main
-    from recallgate.datasets.locomo import SPLITS
+    from recallwise.cli import main
+    from recallwise.datasets.locomo import SPLITS
 
     # the bench's tiny conversation: two sessions, two answerable questions per file
     from test_bench_locomo import _tiny

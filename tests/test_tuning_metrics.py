@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recallgate.tuning import metrics as m
+from recallwise.tuning import metrics as m
 
 SCORES = [0.9, 0.8, 0.7, 0.4, 0.6, 0.3, 0.2, 0.1]
 LABELS = [True, True, True, True, False, False, False, False]

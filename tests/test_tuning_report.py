@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from recallgate.deciders import make_decider
-from recallgate.tuning import default_candidates, load_cases, load_labels, tune_gate, tune_validator
-from recallgate.tuning.report import render_report, write_report
+from recallwise.deciders import make_decider
+from recallwise.tuning import default_candidates, load_cases, load_labels, tune_gate, tune_validator
+from recallwise.tuning.report import render_report, write_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from recallgate.deciders.questions import Question
-from recallgate.policy.config import FittedThreshold, write_config
-from recallgate.tuning import (
+from recallwise.deciders.questions import Question
+from recallwise.policy.config import FittedThreshold, write_config
+from recallwise.tuning import (
     WordingCandidate,
     default_candidates,
     parse_cases,
@@ -162,7 +162,7 @@ def test_shipped_wording_is_graded_at_the_policys_threshold(tmp_path, monkeypatc
     shipped = default_candidates("gate")[0]
     config = tmp_path / "thresholds.json"
     write_config(config, "table", {"gate": FittedThreshold(0.75, "x.jsonl", "0" * 64, 40)})
-    monkeypatch.setenv("RECALLGATE_CONFIG", str(config))
+    monkeypatch.setenv("RECALLWISE_CONFIG", str(config))
     result = tune_gate(TableDecider(), LABELS, [shipped, candidates()[0]])
     assert result.candidate("shipped").metrics["configured_threshold"] == 0.75
     assert result.candidate("shipped").configured_source.startswith(f"config {config}")

@@ -1,0 +1,149 @@
+"""The ``recallwise`` command: one subcommand per user job, mirroring the Python API.
+
+Every command takes ``--json`` and then prints exactly one JSON object on stdout. A user
+mistake (bad URL, bad file, bad flag) is one line on stderr and exit code 2, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from .._renamed import RenamedWarning
+from ..errors import RecallwiseError, UsageError
+
+__all__ = ["emit_json", "fail", "main"]
+
+# (group, module): each module under recallwise.cli defines ``register(subparsers)``, which
+# adds its parser and sets ``func`` to a ``run(args) -> int``.
+COMMANDS: list[tuple[str | None, str]] = [
+    (None, "demo"),
+    (None, "search"),
+    (None, "ingest"),
+    ("tune", "tune"),
+    (None, "ask"),
+    (None, "log"),
+    ("bench", "bench_locomo"),
+    ("bench", "bench_latency"),
+    ("bench", "bench_store"),
+]
+GROUPS = {
+    "tune": "measure question wordings on labelled data and fit thresholds",
+    "bench": "benchmarks: decision quality, latency, store speed",
+}
+
+
+def emit_json(payload: Any) -> None:
+    """Print one JSON object on stdout."""
+    sys.stdout.write(json.dumps(payload, indent=2, default=_json_default) + "\n")
+    sys.stdout.flush()
+
+
+def _json_default(value: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, np.ndarray):
+            return value.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Print a one-line error on stderr and return ``code``."""
+    sys.stderr.write(f"recallwise: error: {message}\n")
+    return code
+
+
+def _one_line_warnings() -> None:
+    """Show a :class:`RenamedWarning` as one ``recallwise: warning: ...`` line on stderr (the
+    user's action is in the message; a source line and file name would only add noise)."""
+    shown = warnings.showwarning
+    if getattr(shown, "one_line", False):
+        return
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, RenamedWarning):
+            sys.stderr.write(f"recallwise: warning: {message}\n")
+        else:
+            shown(message, category, *args, **kwargs)
+
+    show.one_line = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
+
+
+def progress_enabled(args: argparse.Namespace) -> bool:
+    """Progress bars go to stderr, only on a terminal and never with ``--json``."""
+    return not getattr(args, "json", False) and sys.stderr.isatty()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="recallwise",
+        description="Decide what an AI agent should remember right now: "
+        "gate, route and judge memory retrieval.",
+    )
+    parser.add_argument("--version", action="version", version=f"recallwise {__version__}")
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    groups: dict[str, Any] = {}
+    for group, module_name in COMMANDS:
+        target = top
+        if group is not None:
+            if group not in groups:
+                group_parser = top.add_parser(
+                    group, help=GROUPS.get(group, ""), description=GROUPS.get(group)
+                )
+                groups[group] = group_parser.add_subparsers(dest=f"{group}_command", metavar="COMMAND")
+                group_parser.set_defaults(func=_group_help(group_parser))
+            target = groups[group]
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        module.register(target)
+    return parser
+
+
+def _group_help(parser: argparse.ArgumentParser) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        parser.print_help(sys.stderr)
+        return 2
+
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # Small matrix products are slower with threaded BLAS; set before numpy loads.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    _one_line_warnings()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        return fail(str(exc))
+    except RecallwiseError as exc:
+        return fail(str(exc), code=1)
+    except KeyboardInterrupt:
+        return fail("interrupted", code=130)
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

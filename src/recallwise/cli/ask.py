@@ -1,0 +1,191 @@
+"""``recallwise ask``: put typed questions about one state to any decision backend.
+
+    recallwise ask --decider systemone --url http://127.0.0.1:8000 \\
+        --state "I'd like a drink, what should I get?" \\
+        --noul "The user is asking for a recommendation." \\
+        --choice "topic=drinks,travel,code" --score "How personal is it?=not,a bit,very" --json
+
+Questions are named ``noul_0``, ``choice_0``, ``score_0`` ... in the order given. With
+``--json`` the one object printed holds ``answers`` (systemone-shaped), ``backend``,
+``model``, ``latency_ms``, ``warnings`` and ``usage`` (this call: ``calls`` and, where the backend
+reports them, tokens, requests and cost), the same keys for every backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from ..deciders import as_decider, make_decider
+from ..deciders.questions import ChoiceAnswer, Question, ScoreAnswer, validate_request
+from ..deciders.wire import answers_to_wire
+from ..errors import UsageError
+from . import emit_json
+from .common import add_decider, add_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "ask",
+        help="ask a decision backend typed questions about one state",
+        description="Ask any decision backend noul (yes/no), choice and score questions about one "
+        "state, in one call. Choice: 'question=option,option,...'; score: 'question=lowest,...,highest'.",
+    )
+    add_decider(parser)
+    parser.add_argument("--state", required=True, help="the text to decide about")
+    parser.add_argument(
+        "--noul",
+        action="append",
+        default=[],
+        metavar="QUESTION",
+        help="a yes/no question (repeatable; default none)",
+    )
+    parser.add_argument(
+        "--criteria-true", default=None, metavar="TEXT", help="when a noul is true (default: no criteria)"
+    )
+    parser.add_argument(
+        "--criteria-false", default=None, metavar="TEXT", help="when a noul is false (default: no criteria)"
+    )
+    parser.add_argument(
+        "--choice",
+        action="append",
+        default=[],
+        metavar="Q=A,B,C",
+        help="a choice question (repeatable; default none)",
+    )
+    parser.add_argument(
+        "--score",
+        action="append",
+        default=[],
+        metavar="Q=L1,L2,L3",
+        help="a score question (repeatable; default none)",
+    )
+    parser.add_argument(
+        "--model", default=None, help="model name for backends that take one (default: the backend's default)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="total timeout in seconds (HTTP backends; default: the backend's, e.g. 10 for systemone)",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other backend option, e.g. checkpoint=/path or endpoint_name=my-endpoint "
+        "(repeatable; default none)",
+    )
+    add_json(parser)
+    parser.set_defaults(func=run)
+
+
+def _split(spec: str, flag: str) -> tuple[str, list[str]]:
+    if "=" not in spec:
+        raise UsageError(f"{flag} {spec!r}: expected 'question=option,option,...'")
+    question, _, rest = spec.rpartition("=")
+    options = [o.strip() for o in rest.split(",") if o.strip()]
+    if not question.strip():
+        raise UsageError(f"{flag} {spec!r}: the question before '=' is empty")
+    return question.strip(), options
+
+
+def build_questions(args: argparse.Namespace) -> dict[str, Question]:
+    """The questions the flags describe, validated (names noul_0, choice_0, score_0, ...)."""
+    if (args.criteria_true is None) != (args.criteria_false is None):
+        raise UsageError("--criteria-true and --criteria-false go together")
+    if args.criteria_true is not None and not args.noul:
+        raise UsageError("--criteria-true/--criteria-false describe a --noul question; none given")
+    criteria = (
+        {"true": args.criteria_true, "false": args.criteria_false} if args.criteria_true is not None else None
+    )
+    wire: dict[str, Any] = {}
+    for i, text in enumerate(args.noul):
+        wire[f"noul_{i}"] = {
+            "type": "noul",
+            "instructions": text,
+            **({"criteria": criteria} if criteria else {}),
+        }
+    for i, spec in enumerate(args.choice):
+        question, options = _split(spec, "--choice")
+        wire[f"choice_{i}"] = {
+            "type": "choice",
+            "instructions": question,
+            "criteria": dict.fromkeys(options, ""),
+        }
+    for i, spec in enumerate(args.score):
+        question, levels = _split(spec, "--score")
+        wire[f"score_{i}"] = {"type": "score", "instructions": question, "criteria": levels}
+    if not wire:
+        raise UsageError("ask at least one question: --noul, --choice or --score")
+    return validate_request(args.state, wire)
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if args.url:
+        options["url"] = args.url
+    if args.model:
+        options["model"] = args.model
+    if args.timeout is not None:
+        options["timeout"] = args.timeout
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
+        options[key.strip().replace("-", "_")] = _value(value)
+    return options
+
+
+def _value(text: str) -> Any:
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    questions = build_questions(args)  # bad questions fail before a backend is built
+    decider = as_decider(make_decider(args.decider, **_options(args)))
+    started = time.perf_counter()
+    try:
+        decision = decider.decide(args.state, questions)
+    finally:
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        decider.close()
+
+    answers, warnings = decision.answers, decision.warnings
+    payload: dict[str, Any] = {
+        "backend": decider.name,
+        "model": getattr(decider, "model", None),
+        "latency_ms": round(latency_ms, 3),
+        "answers": answers_to_wire(answers),
+        "warnings": warnings,
+        "usage": {"calls": 1, **decision.usage},  # this call: tokens, requests, cost where reported
+    }
+    if args.json:
+        emit_json(payload)
+        return 0
+    for message in warnings:
+        print(f"warning: {message}")
+    print(f"{payload['backend']} ({latency_ms:.1f} ms)")
+    for name, answer in answers.items():
+        question = questions[name]
+        if isinstance(answer, ChoiceAnswer):
+            print(f"{name} -> {answer.choice} (confidence {answer.confidence:.3f})   {question.instructions}")
+            for option, p in sorted(answer.probabilities.items(), key=lambda kv: -kv[1]):
+                print(f"    {option:<24} {p:.3f}")
+        elif isinstance(answer, ScoreAnswer):
+            print(
+                f"{name} -> level {answer.score}: {question.options[answer.score]} "
+                f"(confidence {answer.confidence:.3f})   {question.instructions}"
+            )
+            for i, (level, p) in enumerate(zip(question.options, answer.probabilities, strict=True)):
+                print(f"    {i}: {level:<21} {p:.3f}")
+        else:
+            print(f"{name} = {answer:.3f}   {question.instructions}")
+    return 0

@@ -1,0 +1,157 @@
+"""``recallwise bench locomo``: decision quality on LoCoMo's real memories and questions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tqdm import tqdm
+
+from ..bench.locomo import run_locomo
+from ..errors import UsageError
+from ..policy import EPISODIC_OPTIONS
+from . import emit_json, progress_enabled
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "locomo",
+        help="evidence recall, records and tokens per question on LoCoMo, stock vs gated",
+        description="Run LoCoMo's questions through the stock arm (top-k per namespace, keep all) and the "
+        "gated arm over a store holding every observation of each conversation.",
+    )
+    parser.add_argument(
+        "--data",
+        required=True,
+        metavar="DIR",
+        help="directory with LoCoMo's NN.json files (README: where LoCoMo comes from)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=["dev", "test", "all"],
+        default="dev",
+        help="conversations to run: dev (26, 30, 41-43), test (44, 47-50) or all (default %(default)s)",
+    )
+    add_decider(parser)
+    add_embedder(parser, "the LoCoMo stores (records and questions)")
+    parser.add_argument("--top-k", type=int, default=10, help="records searched per namespace (default 10)")
+    parser.add_argument(
+        "--max-records",
+        type=int,
+        default=5,
+        help="most records the gated arm injects per question (default 5)",
+    )
+    parser.add_argument(
+        "--gated-top-k",
+        type=int,
+        default=None,
+        metavar="N",
+        help="records the gated arm searches per namespace before the judge chooses "
+        "(default: the policy's gated_top_k, fitted on dev)",
+    )
+    parser.add_argument(
+        "--no-conversation-rescore",
+        action="store_true",
+        help="leave the judge's answers as they are (the gated arm re-scores them by conversation "
+        "session by default: LoCoMo's records are episodic)",
+    )
+    parser.add_argument(
+        "--no-adaptive-budget",
+        action="store_true",
+        help="keep by the thresholds and --max-records only (default: the adaptive keep budget of "
+        "the episodic options too)",
+    )
+    parser.add_argument(
+        "--layout",
+        choices=["speakers", "shared"],
+        default="speakers",
+        help="one namespace per speaker (default) or one shared namespace",
+    )
+    parser.add_argument(
+        "--route", action="store_true", help="let the decider choose which speaker namespaces to search"
+    )
+    add_json(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.top_k < 1 or args.max_records < 1:
+        raise UsageError("--top-k and --max-records must be at least 1")
+    # LoCoMo's records are episodic (observations of each session): the gated arm runs with
+    # the options fitted for such memories, declared in the JSON's "gated_keep".
+    options: dict[str, object] = {**EPISODIC_OPTIONS, "max_records": args.max_records}
+    if args.gated_top_k is not None:
+        if args.gated_top_k < 1:
+            raise UsageError("--gated-top-k must be at least 1")
+        options["gated_top_k"] = args.gated_top_k
+    if args.no_conversation_rescore:
+        options["conversation_rescore"] = None
+    if args.no_adaptive_budget:
+        options["adaptive_budget"] = None
+    decider = decider_from_args(args)
+    bar: tqdm | None = None
+
+    def start(total: int) -> None:
+        nonlocal bar
+        if progress_enabled(args):
+            bar = tqdm(total=total, unit="q", desc=f"LoCoMo {args.split}", leave=False, file=sys.stderr)
+
+    result = run_locomo(
+        args.data,
+        args.split,
+        decider,
+        top_k=args.top_k,
+        layout=args.layout,
+        embedder=embedder_from_args(args),
+        route=args.route,
+        policy_options=options,
+        on_start=start,
+        progress=(lambda n: bar.update(n) if bar else None),
+    )
+    if bar is not None:
+        bar.close()
+    if args.json:
+        emit_json(result)
+        return 0
+    s, g = result["stock"], result["gated"]
+    if g.get("decider_errors"):
+        print(f"WARNING: {g['decider_errors']} decider errors; those questions failed open.")
+    print(
+        f"LoCoMo {result['split']}: {result['conversations']} conversations, "
+        f"{result['questions']} questions, "
+        f"decider {result['decider']}, embedder {result['embedder']}, layout {result['layout']}, "
+        f"top-k {result['top_k']} (gated arm: {result['gated_top_k']})\n"
+    )
+    rows = [
+        ("evidence recall", s["recall"], g["recall"]),
+        ("any evidence hit", s["any_hit"], g["any_hit"]),
+        ("records / question", s["records_per_question"], g["records_per_question"]),
+        (f"tokens / question ({result['tokenizer']})", s["tokens_per_question"], g["tokens_per_question"]),
+    ]
+    print(table(rows, ["", "stock", "gated"]))
+    keep = result["gated_keep"]
+    episodic = [
+        name
+        for name, on in (
+            ("conversation re-scoring", keep["conversation_rescore"]),
+            ("adaptive keep budget", keep["adaptive_budget"]),
+        )
+        if on
+    ]
+    print(
+        f"\ngated arm keeps at most {keep['max_records']} records"
+        + (f", with {' and '.join(episodic)} (episodic options)" if episodic else "")
+        + f"; re-scored on {g['rescored_rate']:.1%} of questions"
+    )
+    print(
+        f"\ngate opens on {g['gate_open_rate']:.1%} of LoCoMo questions; stays closed on "
+        f"{result['gate_heldout']['non_memory_closed_rate']:.1%} of held-out non-memory messages"
+    )
+    print(f"judge: mean per-question AUC {g['judge_mean_auc']:.3f}, precision@k {g['judge_p_at_k']:.3f}")
+    lat = result["latency_ms"]
+    print(
+        f"latency p50: embed {lat['embed_p50']:.2f} ms, decide {lat['decide_p50']:.2f} ms, "
+        f"search {lat['search_p50']:.2f} ms"
+    )
+    return 0

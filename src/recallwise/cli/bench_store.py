@@ -1,0 +1,106 @@
+"""``recallwise bench store``: ingest speed, filtered search latency and recall of a store.
+
+Builds N synthetic records (clustered unit vectors, generated texts) across M namespaces in
+the store the URL names, then times namespace-filtered top-10 searches and checks them
+against exact search. PostgreSQL runs in a schema of its own and SQLite needs a new file;
+both are removed afterwards unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..bench.store import DEFAULT_DIMENSION, bench_store
+from . import emit_json, progress_enabled
+from .common import add_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "store",
+        help="time ingest and namespace-filtered search of a store; recall against exact search",
+        description="Build N synthetic records across M namespaces in a store, then measure insert "
+        "rate, filtered top-10 search latency (p50, p95) and recall@10 against exact search.",
+    )
+    parser.add_argument(
+        "--store", required=True, metavar="URL", help="postgresql://... or a new sqlite:///file.db"
+    )
+    parser.add_argument("--records", type=int, required=True, metavar="N", help="records to build")
+    parser.add_argument(
+        "--namespaces",
+        type=int,
+        default=100,
+        metavar="M",
+        help="namespaces to spread them over (default 100)",
+    )
+    parser.add_argument("--queries", type=int, default=500, help="measured queries (default %(default)s)")
+    parser.add_argument(
+        "--dimension", type=int, default=DEFAULT_DIMENSION, help="vector dimension (default %(default)s)"
+    )
+    parser.add_argument("--batch", type=int, default=5000, help="records per write (default %(default)s)")
+    parser.add_argument(
+        "--ingest",
+        choices=("add", "bulk"),
+        default="add",
+        help="add: add_records per batch (what agents do; default); "
+        "bulk: the store's bulk_ingest (PostgreSQL: one COPY transaction, HNSW index built once)",
+    )
+    parser.add_argument(
+        "--plan",
+        choices=("exact", "hnsw"),
+        default=None,
+        help="PostgreSQL only: force the exact scan or the HNSW index (default: chosen by namespace size)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--keep", action="store_true", help="leave the benchmark's records in place")
+    add_json(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    show = progress_enabled(args)
+    bar = None
+
+    def progress(stage: str, done: int, total: int) -> None:
+        nonlocal bar
+        if not show:
+            return
+        from tqdm import tqdm
+
+        if bar is None or bar.desc != stage:
+            if bar is not None:
+                bar.close()
+            bar = tqdm(total=total, desc=stage, file=sys.stderr, leave=False)
+        bar.n = done
+        bar.refresh()
+
+    try:
+        result = bench_store(
+            args.store,
+            args.records,
+            args.namespaces,
+            dimension=args.dimension,
+            queries=args.queries,
+            batch=args.batch,
+            ingest=args.ingest,
+            plan=args.plan,
+            seed=args.seed,
+            keep=args.keep,
+            progress=progress,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        emit_json(result.as_dict())
+        return 0
+    print(
+        f"{result.backend}: {result.records:,} records in {result.namespaces} namespaces "
+        f"({result.dimension}-d, ingest {result.ingest}, plan {result.plan})\n"
+        f"  insert        {result.insert_per_s:,.0f} records/s\n"
+        f"  search p50    {result.search_p50_ms:.2f} ms\n"
+        f"  search p95    {result.search_p95_ms:.2f} ms\n"
+        f"  recall@10     {result.recall_at_10:.3f} (vs exact search, {result.queries} queries)"
+    )
+    return 0

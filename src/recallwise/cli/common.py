@@ -1,0 +1,122 @@
+"""Flags and helpers several commands share."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from .._renamed import getenv
+from ..deciders import Decider, make_decider
+from ..embeddings import Embedder, make_embedder
+from ..errors import UsageError
+from ..stores import MemoryStore, open_store
+
+DEFAULT_STORE = "sqlite:///recallwise-demo.db"
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+
+
+def add_store(parser: argparse.ArgumentParser, default: str | None = DEFAULT_STORE) -> None:
+    parser.add_argument(
+        "--store",
+        default=getenv("RECALLWISE_STORE", default),
+        metavar="URL",
+        help="store URL: sqlite:///path.db (default %(default)s), postgresql://..., agentcore://ID?region=...",
+    )
+
+
+def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> None:
+    parser.add_argument(
+        "--decider",
+        default=getenv("RECALLWISE_DECIDER", default),
+        metavar="NAME",
+        help="decision backend (default %(default)s)",
+    )
+    parser.add_argument(
+        "--url",
+        default=None,
+        help="URL of an HTTP decision backend (systemone, llm, ...; default: the backend's own "
+        "environment variable, e.g. RECALLWISE_SYSTEMONE_URL)",
+    )
+
+
+def add_embedder(parser: argparse.ArgumentParser, what: str = "the store's records and queries") -> None:
+    parser.add_argument(
+        "--embedder",
+        default=getenv("RECALLWISE_EMBEDDER"),
+        metavar="NAME",
+        help=f"embedding model for {what}: minilm-l6 (default), multilingual, onnx:/dir, "
+        "sentence-transformers:/dir, or any registered name",
+    )
+
+
+def embedder_from_args(args: argparse.Namespace) -> Embedder | None:
+    """The embedder ``--embedder`` names (None when not given)."""
+    name = getattr(args, "embedder", None)
+    return make_embedder(name) if name else None
+
+
+def decider_from_args(args: argparse.Namespace) -> Decider | None:
+    """The decider the flags name; ``none`` means the stock (ungated) behaviour.
+
+    ``--embedder`` on a command without a store (``tune``) is the embedded decider's model.
+    """
+    name = args.decider
+    if name in ("none", "stock"):
+        return None
+    options: dict[str, Any] = {}
+    if getattr(args, "url", None):
+        options["url"] = args.url
+    if getattr(args, "embedder_for_decider", False) and getattr(args, "embedder", None):
+        if name != "embedded":
+            raise UsageError(f"--embedder picks the embedded decider's model; decider {name!r} has none")
+        options["embedder"] = make_embedder(args.embedder)
+    return make_decider(name, **options)
+
+
+def store_from_args(args: argparse.Namespace) -> MemoryStore:
+    """The store ``--store`` names, created when it does not exist yet (commands that write)."""
+    return open_store(args.store, embedder=embedder_from_args(args))
+
+
+def existing_store_from_args(args: argparse.Namespace) -> MemoryStore:
+    """The store ``--store`` names, for commands that only read: a store that does not exist is
+    a usage error naming it, and nothing is created (a typo must not leave an empty store)."""
+    return open_existing_store(args.store, embedder=embedder_from_args(args))
+
+
+def open_existing_store(url: str, embedder: Embedder | None = None) -> MemoryStore:
+    """Open a store that must already exist (see :func:`existing_store_from_args`).
+
+    SQLite: the file must exist and hold a recallwise store. PostgreSQL: the schema must exist
+    (nothing is created in the database). AgentCore: opening never creates a memory.
+    """
+    scheme = url.split("://", 1)[0].lower() if isinstance(url, str) and "://" in url else ""
+    if scheme in ("sqlite", "postgres", "postgresql", "postgresql+psycopg"):
+        return open_store(url, embedder=embedder, create=False)
+    return open_store(url, embedder=embedder)
+
+
+def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    """A plain aligned text table."""
+    cells = [[str(h) for h in header]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    return str(value)

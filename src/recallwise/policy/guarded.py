@@ -1,0 +1,358 @@
+"""Guarded backends: a decider and a searcher that keep their interface and add the policy's rules.
+
+Like httpx's transport wrappers, :class:`GuardedDecider` and :class:`GuardedSearcher` look like
+what they wrap (``decide(...)``, ``search(...)``), and add in one place what every call to a
+backend needs:
+
+* a **deadline** for a remote backend (``local = False``): the call runs in a worker thread and
+  the turn stops waiting after ``timeout_s`` (an in-process backend is called directly: it
+  cannot hang on I/O);
+* a **circuit breaker**: after repeated failing calls the backend is not called for a cool-down,
+  so a dead backend does not cost every turn its timeout;
+* **counting**: every failure is counted by kind in :class:`RecallStats` (``errors_by_kind``),
+  calls and milliseconds too.
+
+They raise on failure (:class:`CircuitOpen` when the breaker refuses the call); the stages catch,
+fail open or inject nothing, and write the trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+
+from ..deciders import BaseDecider, Decision, DecisionHints
+from ..deciders.questions import Question
+from ..embeddings import Embedder
+from ..errors import DeciderError, DeciderTimeout, RecallwiseError, error_kind
+from ..records import SearchHit
+from ..stores.base import AsyncSearcher, MentionIndex, Searcher, SearchMode
+from .breaker import CircuitBreaker
+from .stats import RecallStats
+
+__all__ = ["CircuitOpen", "Guard", "GuardedDecider", "GuardedSearcher", "SearchOutcome"]
+
+T = TypeVar("T")
+Where = Literal["decider", "store"]
+
+
+@dataclass
+class SearchOutcome:
+    """One namespace's search: its hits, or the exception it raised, and when it ran (epoch ns)."""
+
+    namespace: str
+    result: list[SearchHit] | Exception
+    started_ns: int = 0
+    ended_ns: int = 0
+
+    def __iter__(self) -> Iterator[Any]:  # ``for ns, result in outcomes``
+        return iter((self.namespace, self.result))
+
+
+class CircuitOpen(RecallwiseError):
+    """The backend's circuit is open after repeated failures: it was not called."""
+
+    kind = "circuit_open"
+
+
+class Guard:
+    """Deadline, circuit breaker and counting for calls to one backend."""
+
+    def __init__(
+        self,
+        where: Where,
+        *,
+        name: str,
+        local: bool,
+        timeout_s: float,
+        breaker: CircuitBreaker,
+        stats: RecallStats,
+        executor: Callable[[], ThreadPoolExecutor],
+    ) -> None:
+        self.where = where
+        self.name = name
+        self.local = local
+        self.timeout_s = float(timeout_s)
+        self.breaker = breaker
+        self.stats = stats
+        self._executor = executor
+
+    def admit(self, *, count: bool = True) -> None:
+        """Raise :class:`CircuitOpen` (counted unless ``count=False``) when the circuit refuses a call."""
+        if self.local or self.breaker.allow():
+            return
+        if count:
+            self.stats.error(self.where, CircuitOpen.kind)
+        raise CircuitOpen(
+            f"circuit open after repeated {self.where} failures; not called "
+            f"for another {self.breaker.remaining_s():.0f} s"
+        )
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``, under the deadline when the backend is remote."""
+        if self.local:
+            return fn(*args, **kwargs)
+        future = self.submit(fn, *args, **kwargs)
+        try:
+            return future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise self.timeout_error() from None
+
+    def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        """``fn`` in a worker thread, in a copy of the caller's context (as ``asyncio.to_thread``
+        does): the application's OpenTelemetry span is current there, so a backend's own
+        instrumented calls nest under it, and an integration's per-search context variables hold."""
+        return self._executor().submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+    def timeout_error(self) -> Exception:
+        if self.where == "decider":
+            return DeciderTimeout(f"{self.name} gave no answer within {self.timeout_s} s")
+        return TimeoutError(f"no answer within {self.timeout_s} s")
+
+    def settle(self, ok: bool) -> None:
+        """Tell the breaker how the call (or the turn's calls) went; nothing for a local backend."""
+        if self.local:
+            return
+        if ok:
+            self.breaker.success()
+        else:
+            self.breaker.failure()
+
+    def count(self, exc: BaseException) -> str:
+        """Count one failure by kind; returns the kind."""
+        kind = error_kind(exc)
+        self.stats.error(self.where, kind)
+        return kind
+
+
+class GuardedDecider:
+    """A decider behind a :class:`Guard`: same ``decide`` call, plus deadline, breaker, counting."""
+
+    def __init__(self, decider: BaseDecider, guard: Guard) -> None:
+        self.inner = decider
+        self.guard = guard
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def decide(
+        self, state: str, questions: Mapping[str, Question], hints: DecisionHints | None = None
+    ) -> Decision:
+        """Ask; raises :class:`DeciderError` (counted) on failure, :class:`CircuitOpen` when skipped."""
+        self.guard.admit()
+        started = time.perf_counter()
+        try:
+            decision = self.guard.run(self.inner.decide, state, questions, hints)
+        except Exception as exc:  # whatever it was, the turn fails open: one error type for the stages
+            error = (
+                exc
+                if isinstance(exc, DeciderError)
+                else DeciderError(f"{self.name}: {type(exc).__name__}: {exc}")
+            )
+            if error is not exc:
+                error.kind = error_kind(exc)
+            self.guard.settle(False)
+            self.guard.count(error)
+            raise error from (None if error is exc else exc)
+        finally:
+            self.guard.stats.add(decider_calls=1, decider_ms=(time.perf_counter() - started) * 1000.0)
+        self.guard.settle(True)
+        return decision
+
+
+class GuardedSearcher:
+    """A searcher behind a :class:`Guard`: same ``search`` call, plus a fan-out over namespaces
+    under one deadline, natively async when the memory is, and the store-aware gate's look-up."""
+
+    def __init__(self, searcher: Searcher, guard: Guard) -> None:
+        self.inner = searcher
+        self.guard = guard
+        self.has_mentions = isinstance(searcher, MentionIndex)
+        # A natively async memory is awaited from arecall, local or not (a local one, no deadline).
+        self.is_async = isinstance(searcher, AsyncSearcher)
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.inner.embedder
+
+    @property
+    def local(self) -> bool:
+        return self.guard.local
+
+    def search(
+        self,
+        namespace: str,
+        query: np.ndarray | str,
+        top_k: int = 10,
+        *,
+        actor_id: str | None = None,
+        text: str | None = None,
+        mode: SearchMode = "dense",
+    ) -> list[SearchHit]:
+        """One namespace, guarded; raises what the search raised (counted)."""
+        (outcome,) = self.search_all([namespace], query, top_k, actor_id=actor_id, text=text, mode=mode)
+        if isinstance(outcome.result, Exception):
+            raise outcome.result
+        return outcome.result
+
+    def _one(
+        self, namespace: str, query: Any, top_k: int, actor_id: str | None, text: str | None, mode: SearchMode
+    ) -> list[SearchHit]:
+        return self.inner.search(namespace, query, top_k, actor_id=actor_id, text=text, **_mode(mode))
+
+    def search_all(
+        self,
+        namespaces: Sequence[str],
+        query: np.ndarray | str,
+        top_k: int,
+        *,
+        actor_id: str | None = None,
+        text: str | None = None,
+        mode: SearchMode = "dense",
+    ) -> list[SearchOutcome]:
+        """Every namespace (concurrently when remote, under one deadline); one breaker outcome.
+
+        Raises :class:`CircuitOpen` (counted) when the circuit is open; a namespace whose search
+        failed has its exception as its outcome, counted by kind.
+        """
+        self.guard.admit()
+
+        def one(ns: str) -> SearchOutcome:
+            started = time.time_ns()
+            try:
+                hits: list[SearchHit] | Exception = self._one(ns, query, top_k, actor_id, text, mode)
+            except Exception as exc:  # a broken store must not break the turn: count, inject nothing
+                hits = exc
+            return SearchOutcome(ns, hits, started, time.time_ns())
+
+        if self.guard.local:
+            outcomes = [one(ns) for ns in namespaces]
+        else:
+            futures = [self.guard.submit(one, ns) for ns in namespaces]
+            started = time.time_ns()
+            deadline = time.monotonic() + self.guard.timeout_s
+            outcomes = []
+            for ns, future in zip(namespaces, futures, strict=True):
+                try:
+                    outcomes.append(future.result(timeout=max(deadline - time.monotonic(), 0.0)))
+                except FutureTimeout:
+                    future.cancel()
+                    outcomes.append(SearchOutcome(ns, self.guard.timeout_error(), started, time.time_ns()))
+        return self._settle(outcomes)
+
+    async def asearch_all(
+        self,
+        namespaces: Sequence[str],
+        query: np.ndarray | str,
+        top_k: int,
+        *,
+        actor_id: str | None = None,
+        text: str | None = None,
+        mode: SearchMode = "dense",
+    ) -> list[SearchOutcome]:
+        """:meth:`search_all` for an event loop: awaits a natively async memory (``asearch``), runs
+        a remote sync one in a worker thread, calls a local one directly."""
+        if not self.is_async:
+            if self.guard.local:
+                return self.search_all(namespaces, query, top_k, actor_id=actor_id, text=text, mode=mode)
+            return await asyncio.to_thread(
+                self.search_all, namespaces, query, top_k, actor_id=actor_id, text=text, mode=mode
+            )
+        self.guard.admit()
+        searcher: Any = self.inner
+        extra = _mode(mode)
+
+        async def one(ns: str) -> SearchOutcome:
+            started = time.time_ns()
+            try:
+                hits = await searcher.asearch(ns, query, top_k, actor_id=actor_id, text=text, **extra)
+            except Exception as exc:  # counted below; the turn injects nothing
+                return SearchOutcome(ns, exc, started, time.time_ns())
+            return SearchOutcome(ns, hits, started, time.time_ns())
+
+        started = time.time_ns()
+        tasks = [asyncio.ensure_future(one(ns)) for ns in namespaces]
+        timeout = None if self.guard.local else self.guard.timeout_s
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        outcomes = [
+            SearchOutcome(ns, self.guard.timeout_error(), started, time.time_ns())
+            if task in pending
+            else task.result()
+            for ns, task in zip(namespaces, tasks, strict=True)
+        ]
+        return self._settle(outcomes)
+
+    def _settle(self, outcomes: list[SearchOutcome]) -> list[SearchOutcome]:
+        failed = [o.result for o in outcomes if isinstance(o.result, Exception)]
+        for exc in failed:
+            self.guard.count(exc)
+        self.guard.settle(not failed)
+        return outcomes
+
+    def mentions(self, namespaces: Sequence[str], terms: Sequence[str], *, actor_id: str) -> set[str]:
+        """Which ``terms`` this actor's memory mentions in any of ``namespaces``.
+
+        Under the same deadline and breaker as the searches; an open circuit raises
+        :class:`CircuitOpen` without counting (the gate just goes without the signal).
+        """
+        index: Any = self.inner
+        self.guard.admit(count=False)
+
+        def look_up() -> set[str]:
+            found: set[str] = set()
+            for namespace in namespaces:
+                found |= index.mentions(namespace, terms, actor_id=actor_id)
+            return found
+
+        try:
+            found = self.guard.run(look_up)
+        except Exception as exc:
+            self.guard.settle(False)
+            self.guard.count(exc)
+            raise
+        self.guard.settle(True)
+        return found
+
+
+def _mode(mode: SearchMode) -> dict[str, Any]:
+    """A searcher need not know ``mode`` when it is dense: only hybrid is passed on."""
+    return {} if mode == "dense" else {"mode": mode}
+
+
+class _Executor:
+    """One lazily started thread pool, shared by a policy's guards."""
+
+    def __init__(self, max_workers: int = 16) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self.max_workers = max_workers
+
+    def __call__(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(
+                        max_workers=self.max_workers, thread_name_prefix="recallwise"
+                    )
+        return self._pool
+
+    @property
+    def started(self) -> ThreadPoolExecutor | None:
+        return self._pool
+
+    def shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)

@@ -1,0 +1,381 @@
+"""RecallPolicy: conducts one turn through the stages, gate -> route -> search -> judge ->
+(conversation re-scoring) -> keep -> pack."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from ..deciders import BaseDecider, Decider, as_decider, default_decider
+from ..deciders.questions import Question
+from ..errors import UsageError, error_kind
+from ..records import resolve_namespace
+from ..stores.base import Searcher
+from . import stages
+from .breaker import CircuitBreaker
+from .cache import DecisionCache
+from .config import ConfigPath, config_from_env, read_config
+from .follow_up import FollowUpMemory
+from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
+from .log import DecisionLog, open_log
+from .options import RecallOptions
+from .stats import RecallStats
+from .telemetry import Telemetry
+from .thresholds import Thresholds
+from .trace import Trace
+from .turn import KeptRecord, Recall, Turn, message_text
+from .wording import FOLLOW_UP, GATE, ROUTE, follow_up_question, gate_question, route_question
+
+__all__ = ["KeptRecord", "Recall", "RecallOptions", "RecallPolicy", "message_text"]
+
+_DEFAULT: Any = object()
+
+
+class RecallPolicy:
+    """Decides, per user turn, whether to retrieve, where, and which records to inject.
+
+    ``searcher`` is any :class:`~recallwise.stores.Searcher` (every recallwise store is one).
+    ``decider=None`` is the stock behaviour exactly (the control arm): always retrieve,
+    ``top_k`` per namespace, keep every record scoring at least ``relevance_score``. Leaving
+    ``decider`` out uses the offline embedded decider.
+
+    ``namespaces`` are templates (``"/facts/{actorId}"``); pass a dict of template ->
+    description to let the decider route between them.
+
+    With the embedded decider, each namespace is searched 30 deep (``gated_top_k``) and the
+    judge chooses. For episodic memories (``**EPISODIC_OPTIONS``, off by default), the judge's
+    answers are re-scored by conversation session (``conversation_rescore``) and the count kept
+    adapts to how clearly the best records stand out (``adaptive_budget``, at most 5); the
+    trace's notes say what both did. All three were fitted on LoCoMo dev.
+
+    Options are :class:`RecallOptions` fields, given as keywords or as ``options=``. With an
+    OpenTelemetry SDK configured, each turn is a ``recallwise.recall`` span and the counters are
+    metrics (:mod:`recallwise.policy.telemetry`); ``trace_content=True`` adds the message text. A remote
+    decider or store (``local = False``) is called under ``decider_timeout_s`` /
+    ``store_timeout_s``; after ``breaker_threshold`` consecutive failing calls its circuit
+    opens and it is not called for ``breaker_cooldown_s`` (the turn fails open for a decider,
+    injects nothing for a store, and the trace and ``stats`` say so).
+    """
+
+    def __init__(
+        self,
+        store: Searcher,
+        decider: Decider | BaseDecider | Any | None = _DEFAULT,
+        namespaces: Sequence[str] | Mapping[str, str] = ("/facts/{actorId}", "/preferences/{actorId}"),
+        *,
+        options: RecallOptions | None = None,
+        stats: RecallStats | None = None,
+        log: DecisionLog | str | os.PathLike[str] | None = None,
+        trace_content: bool | None = None,
+        _config: Any = None,
+        **option_keywords: Any,
+    ) -> None:
+        self.options = RecallOptions.of(options, option_keywords)
+        self.store = store
+        chosen = default_decider() if decider is _DEFAULT else decider
+        self.decider: BaseDecider | None = None if chosen is None else as_decider(chosen)
+        self.namespaces = list(namespaces)
+        self.descriptions: dict[str, str] = (
+            {k: v for k, v in namespaces.items() if v} if isinstance(namespaces, Mapping) else {}
+        )
+        if not self.namespaces:
+            raise UsageError("a policy needs at least one namespace")
+        self.stats = stats or RecallStats()
+        backend = self.decider.name if self.decider is not None else None
+        self.stats.decider = backend
+        configs = [_config, config_from_env() if backend is not None else None]
+        resolved = Thresholds.resolve(backend, self.options.given_thresholds(), configs)
+        self.thresholds: dict[str, float] = resolved.values
+        #: where each threshold came from: "argument", "config PATH" or "default"
+        self.threshold_sources: dict[str, str] = resolved.sources
+        self.stats.unmeasured_thresholds.extend(resolved.unmeasured)
+        #: records searched per namespace each turn (the gated arm: ``RecallOptions.gated_top_k``)
+        self.search_depth = self.options.search_depth(backend)
+        self._executor = _Executor()
+        o = self.options
+        self.breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
+        # The same rule for a remote store: a dead database would otherwise cost every turn
+        # ``store_timeout_s`` while its connection pool retries.
+        self.store_breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
+        self.searcher = GuardedSearcher(
+            store,
+            Guard(
+                "store",
+                name=str(getattr(store, "url", type(store).__name__)),
+                local=bool(store.local),
+                timeout_s=o.store_timeout_s,
+                breaker=self.store_breaker,
+                stats=self.stats,
+                executor=self._executor,
+            ),
+        )
+        self.guarded_decider: GuardedDecider | None = None
+        if self.decider is not None:
+            self.guarded_decider = GuardedDecider(
+                self.decider,
+                Guard(
+                    "decider",
+                    name=self.decider.name,
+                    local=self.decider.capabilities.local,
+                    timeout_s=o.decider_timeout_s,
+                    breaker=self.breaker,
+                    stats=self.stats,
+                    executor=self._executor,
+                ),
+            )
+        #: spans and metrics for OpenTelemetry (a no-op unless the application configured an SDK);
+        #: ``trace_content`` (or RECALLWISE_TRACE_CONTENT=1) adds the message and kept record ids
+        self.telemetry = Telemetry(self.stats, decider=backend, trace_content=trace_content)
+        #: the opt-in decision log (``log=`` or ``RECALLWISE_LOG``); None when off
+        self.log = open_log(log)
+        self._owns_log = self.log is not None and not isinstance(log, DecisionLog)
+        # Repeated messages within a session ("ok", "thanks", a retried turn) reuse the query
+        # embedding and the gate's answers: bounded LRU, counted in stats.cache_hits/misses.
+        self._cache = DecisionCache(self.options.cache_size, self.stats)
+        # "continue" after a turn that retrieved retrieves too (policy/follow_up.py): only where
+        # the follow-up threshold was measured, fitted or given for this decider
+        self.follow_ups = FollowUpMemory(
+            o.follow_up_conversations if "follow_up" in self.thresholds else 0, o.follow_up_ttl_s
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        # ``policy.top_k``, ``policy.decider_timeout_s``, ...: the options, read-only.
+        options = self.__dict__.get("options")
+        if options is not None and name in RecallOptions.__dataclass_fields__:
+            return getattr(options, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @classmethod
+    def from_config(
+        cls,
+        path: ConfigPath,
+        store: Searcher,
+        decider: Decider | BaseDecider | Any | None = _DEFAULT,
+        **options: Any,
+    ) -> RecallPolicy:
+        """A policy using the thresholds ``recallwise tune ... --write-config`` fitted for its decider.
+
+        Thresholds passed in ``options`` still win. A role the file holds no fit for (for this
+        decider's backend) falls back to ``RECALLWISE_CONFIG``, then to the backend's default,
+        which ``stats.report()`` lists as unmeasured when it was never measured.
+        """
+        return cls(store, decider, _config=read_config(path), **options)
+
+    # ---- one turn ---------------------------------------------------------------------------------
+    def recall(
+        self,
+        message: Any,
+        *,
+        actor_id: str,
+        session_id: str | None = None,
+        namespaces: Sequence[str] | None = None,
+        top_k: int | None = None,
+        max_records: int | None = None,
+    ) -> Recall:
+        """Decide and retrieve for one user message; returns the context block to inject.
+
+        For this turn only: ``namespaces`` replaces the policy's namespaces, ``top_k`` the records
+        searched per namespace, ``max_records`` the most records kept (a caller that returns a
+        page, like a framework's search, asks for its page size).
+        """
+        turn = self._start(message, actor_id, session_id, namespaces, top_k, max_records)
+        if not turn.ended and self._decide(turn):
+            stages.search(turn, self.searcher, turn.top_k, self._mode, self.stats)
+            self._judge_and_keep(turn)
+        return self._finish(turn, message)
+
+    async def arecall(
+        self,
+        message: Any,
+        *,
+        actor_id: str,
+        session_id: str | None = None,
+        namespaces: Sequence[str] | None = None,
+        top_k: int | None = None,
+        max_records: int | None = None,
+    ) -> Recall:
+        """:meth:`recall` for asyncio agents: the event loop never waits on a backend.
+
+        A natively async memory (one with ``asearch``) is awaited; a remote decider and remote
+        sync calls run in worker threads; in-process work (the embedded decider, a local store)
+        is called directly. Safe to await concurrently.
+        """
+        turn = await asyncio.to_thread(
+            self._start, message, actor_id, session_id, namespaces, top_k, max_records
+        )
+        if not turn.ended:
+            local = self.decider is None or self.decider.capabilities.local
+            gate_open = self._decide(turn) if local else await asyncio.to_thread(self._decide, turn)
+            if gate_open:
+                await stages.asearch(turn, self.searcher, turn.top_k, self._mode, self.stats)
+                if local:
+                    self._judge_and_keep(turn)
+                else:
+                    await asyncio.to_thread(self._judge_and_keep, turn)
+        return self._finish(turn, message)
+
+    @property
+    def _mode(self) -> Literal["dense", "hybrid"]:
+        # The stock arm searches as upstream does: dense only.
+        return "dense" if self.decider is None else self.options.search_mode
+
+    def _start(
+        self,
+        message: Any,
+        actor_id: str,
+        session_id: str | None,
+        namespaces: Sequence[str] | None,
+        top_k: int | None = None,
+        max_records: int | None = None,
+    ) -> Turn:
+        """The turn's text, namespaces and query vector (``ended`` when there is nothing to decide)."""
+        templates = list(namespaces) if namespaces is not None else list(self.namespaces)
+        resolved = [resolve_namespace(t, actor_id=actor_id, session_id=session_id) for t in templates]
+        self.stats.add(turns=1)
+        text = message_text(message)
+        turn = Turn(text, actor_id, session_id, resolved, templates, Trace(gated=self.decider is not None))
+        turn.trace.message_chars = len(text)
+        if top_k is not None and top_k < 1:
+            raise UsageError(f"top_k must be at least 1, got {top_k}")
+        # the gated arm searches deeper than it keeps (the judge chooses); a turn's own top_k wins
+        turn.top_k = top_k if top_k is not None else self.search_depth
+        turn.max_records = max_records if max_records is not None else self.options.max_records
+        if not text.strip():
+            turn.trace.skipped = "no text in the message"
+            turn.ended = True
+            return turn
+        self.stats.add(baseline_retrievals=1)
+        turn.conversation = (actor_id, session_id, tuple(resolved))
+        turn.prior = self.follow_ups.prior(turn.conversation)
+        cached = self._cache.get(turn.cache_key)
+        if cached is not None:
+            turn.vector, turn.gate_answers = cached
+            turn.embedder_name = getattr(self.store.embedder, "name", None)
+            turn.trace.cache_hit = True
+        elif not stages.embed(turn, self.store.embedder, self.stats):
+            turn.ended = True
+            return turn
+        turn.trace.timings_ms["embed"] = turn.elapsed_ms()
+        if self.decider is None:
+            self._cache.put(turn.cache_key, turn.vector, None)
+        return turn
+
+    def _decide(self, turn: Turn) -> bool:
+        """The gate (and route): True when the turn retrieves. The stock arm always does."""
+        if self.guarded_decider is None:
+            return True
+        turn.state = stages.state_for(turn.text, self.options.limits, turn)
+        if turn.gate_answers is None:
+            questions = self.gate_questions(follow_up=turn.prior is not None)
+            stages.ask_gate(turn, self.guarded_decider, questions, self.stats)
+            if turn.gate_answers is not None:
+                # Only answers that came back are cached: a failure is retried next time.
+                self._cache.put(turn.cache_key, turn.vector, turn.gate_answers)
+        is_open = stages.open_gate(
+            turn,
+            self.thresholds.get("gate", 0.5),
+            self.thresholds.get("gate_named"),
+            self.thresholds.get("route", 0.25),
+            self.searcher,
+        )
+        if is_open and turn.trace.gate_p is not None:
+            # a turn that retrieves on its own merit is what the next follow-up carries on
+            self.follow_ups.remember(turn.conversation, turn.text)
+        elif not is_open and turn.prior is not None:
+            is_open = stages.follow_up(turn, self.thresholds["follow_up"], self.store.embedder, self.stats)
+            if is_open:  # the judge reads both messages too
+                turn.state = stages.state_for(turn.text, self.options.limits, turn)
+        self.stats.add(**({"gate_opened": 1} if is_open else {"gate_closed": 1}))
+        return is_open
+
+    def _judge_and_keep(self, turn: Turn) -> None:
+        if not turn.hits:
+            return
+        candidates = stages.candidates_of(turn)
+        if self.guarded_decider is None:
+            stages.keep_above_floor(turn, candidates, self.options.relevance_score)
+            return
+        judged = stages.judge(turn, self.guarded_decider, self.store.embedder, candidates)
+        o = self.options
+        budget: int | None = None
+        # Episodic memories (opt-in): re-score by session, keep by the adaptive budget (both
+        # fitted for the embedded decider's log-odds; another judge's answers are left alone).
+        scores = None
+        if judged and (o.conversation_rescore is not None or o.adaptive_budget is not None):
+            scores = stages.fitted_log_odds(turn, candidates, self.guarded_decider.name)
+        if scores is not None:
+            if o.conversation_rescore is not None:
+                scores = stages.rescore_conversation(turn, candidates, scores, o.conversation_rescore)
+            if o.adaptive_budget is not None:
+                budget = stages.adaptive_keep_count(turn, scores, o.adaptive_budget)
+
+        def rule() -> str:
+            return stages.apply_keep_rule(
+                candidates,
+                o.keep,
+                self.thresholds.get("judge", 0.5),
+                self.thresholds.get("judge_relative", 0.3),
+                turn.max_records,
+                budget,
+            )
+
+        stages.keep_judged(turn, candidates, judged, rule)
+
+    def _finish(self, turn: Turn, message: Any) -> Recall:
+        searched = bool(turn.trace.candidates) or (self.decider is None and not turn.ended)
+        recall = (
+            stages.pack(turn, self.options.limits, self.stats) if searched else Recall("", [], turn.trace)
+        )
+        recall.trace.timings_ms["total"] = turn.elapsed_ms()
+        self.telemetry.emit(
+            recall.trace,
+            started_ns=turn.started_ns,
+            ended_ns=time.time_ns(),
+            kept_ids=[k.record.id for k in recall.records],
+            # the user's own message (a follow-up turn searched it with the request before it)
+            message=message_text(message) if turn.follow_up else turn.text,
+        )
+        if self.log is not None:
+            try:
+                self.log.write(
+                    recall.trace,
+                    actor_id=turn.actor_id,
+                    session_id=turn.session_id,
+                    decider=self.stats.decider or "none",
+                    message=message_text(message),
+                )
+            except Exception as exc:  # the log is for looking back; it must not fail the turn
+                self.stats.error("log", error_kind(exc))
+                recall.trace.errors.append(f"log: {type(exc).__name__}: {exc}")
+        return recall
+
+    # ---- the rest ---------------------------------------------------------------------------------
+    def gate_questions(self, *, follow_up: bool = False) -> dict[str, Question]:
+        """What the gate call asks: the gate, the route when two or more namespaces are described,
+        and whether the message follows up the conversation's last request (``follow_up``)."""
+        questions: dict[str, Question] = {GATE: gate_question()}
+        if len(self.descriptions) >= 2:
+            questions[ROUTE] = route_question(self.descriptions)
+        if follow_up:
+            questions[FOLLOW_UP] = follow_up_question()
+        return questions
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the decider's cached wordings now, at start-up, rather
+        than on the first user turn (loading the default model takes ~0.35 s)."""
+        self.store.embedder.embed(["warm-up"])
+        if self.decider is not None:
+            self.decider.warm_up(self.gate_questions(follow_up=self.follow_ups.enabled))
+
+    @property
+    def _pool(self) -> Any:
+        """The worker pool remote calls run in (None until the first one)."""
+        return self._executor.started
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        if self.log is not None and self._owns_log:
+            self.log.close()

@@ -1,0 +1,88 @@
+"""Where memories live: events, records, namespaces and search.
+
+Backends register a URL scheme (:func:`register_store`); :func:`open_store` picks one by
+the URL: ``sqlite:///path`` (embedded default), ``postgresql://...`` (extra ``[postgres]``),
+``agentcore://MEMORY_ID?region=...`` (extra ``[agentcore]``).
+
+Every URL may name the store's embedder: ``sqlite:///m.db?embedder=multilingual`` embeds
+records and queries with the multilingual model. A store records the embedder its vectors
+were made with and refuses to open with another (the error names both); an SQLite or
+PostgreSQL store opened without one uses the one it recorded (AgentCore embeds on its side).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..embeddings import Embedder
+from ..errors import UsageError
+from .base import AsyncSearcher, MemoryStore, MentionIndex, Query, Searcher, embed_missing, top_k_indices
+from .sqlite import SQLiteStore
+from .urls import choose_embedder, split_embedder_option
+
+__all__ = [
+    "AsyncSearcher",
+    "MemoryStore",
+    "MentionIndex",
+    "Query",
+    "SQLiteStore",
+    "Searcher",
+    "embed_missing",
+    "open_store",
+    "register_store",
+    "top_k_indices",
+]
+
+StoreFactory = Callable[..., MemoryStore]
+_SCHEMES: dict[str, StoreFactory] = {}
+
+
+def register_store(scheme: str, factory: StoreFactory) -> None:
+    """Make ``open_store("<scheme>://...")`` call ``factory(url, embedder=..., **options)``."""
+    _SCHEMES[scheme] = factory
+
+
+def open_store(url: str, *, embedder: Embedder | None = None, **options: Any) -> MemoryStore:
+    """Open the store a URL names.
+
+    >>> store = open_store("sqlite://:memory:")
+
+    ``?embedder=NAME`` in the URL (or ``embedder=``) picks the embedder (see the module docs).
+    """
+    if not isinstance(url, str) or "://" not in url:
+        raise UsageError(f"not a store URL: {url!r} (expected e.g. sqlite:///memory.db)")
+    scheme = url.split("://", 1)[0].lower()
+    scheme = {"postgres": "postgresql", "postgresql+psycopg": "postgresql"}.get(scheme, scheme)
+    if scheme not in _SCHEMES:
+        raise UsageError(
+            f"unknown store URL scheme {scheme!r} in {url!r}; known: {', '.join(sorted(_SCHEMES))}"
+        )
+    stripped, named = split_embedder_option(url)
+    embedder = choose_embedder(url, embedder, named)
+    return _SCHEMES[scheme](stripped, embedder=embedder, **options)
+
+
+def _open_postgres(url: str, **options: Any) -> MemoryStore:
+    try:
+        from .postgres import PostgresStore
+    except ImportError as exc:
+        raise UsageError("postgresql:// stores need: pip install 'recallwise[postgres]'") from exc
+    return PostgresStore(url, **options)
+
+
+def _open_agentcore(url: str, **options: Any) -> MemoryStore:
+    try:
+        from .agentcore import AgentCoreStore
+    except ImportError as exc:
+        raise UsageError("agentcore:// stores need: pip install 'recallwise[agentcore]'") from exc
+    return AgentCoreStore(url, **options)
+
+
+def _open_sqlite(url: str, **options: Any) -> MemoryStore:
+    return SQLiteStore(url, **options)
+
+
+register_store("sqlite", _open_sqlite)
+register_store("postgresql", _open_postgres)
+register_store("agentcore", _open_agentcore)
