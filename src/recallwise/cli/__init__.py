@@ -30,6 +30,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     ("tune", "tune"),
     (None, "ask"),
     (None, "log"),
+    (None, "serve"),
     ("bench", "bench_locomo"),
     ("bench", "bench_latency"),
     ("bench", "bench_store"),

@@ -367,6 +367,21 @@ class SQLiteStore(ThreadedAsyncMethods):
                 self._matrices.pop(namespace, None)
         return int(cursor.rowcount)
 
+    def forget_actor(self, actor_id: str) -> dict[str, int]:
+        """Delete every record and event of ``actor_id``; the counts deleted of each."""
+        with self._transaction():
+            namespaces = [
+                r[0]
+                for r in self._conn.execute(
+                    "SELECT DISTINCT namespace FROM records WHERE actor_id = ?", (actor_id,)
+                )
+            ]
+            records = self._conn.execute("DELETE FROM records WHERE actor_id = ?", (actor_id,)).rowcount
+            events = self._conn.execute("DELETE FROM events WHERE actor_id = ?", (actor_id,)).rowcount
+            for namespace in namespaces:
+                self._matrices.pop(namespace, None)
+        return {"records": int(records), "events": int(events)}
+
     def count_records(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])

@@ -381,6 +381,16 @@ class PostgresStore(ThreadedAsyncMethods):
         self._forget_sizes({r[0] for r in rows})
         return len(rows)
 
+    def forget_actor(self, actor_id: str) -> dict[str, int]:
+        """Delete every record and event of ``actor_id`` (one transaction); the counts deleted."""
+        with self._conn("forget an actor") as conn, conn.transaction():
+            rows = conn.execute(
+                "DELETE FROM records WHERE actor_id = %s RETURNING namespace", (actor_id,)
+            ).fetchall()
+            events = conn.execute("DELETE FROM events WHERE actor_id = %s", (actor_id,)).rowcount
+        self._forget_sizes({r[0] for r in rows})
+        return {"records": len(rows), "events": int(events)}
+
     def count_records(self) -> int:
         with self._conn("count records") as conn:
             row = conn.execute("SELECT count(*) FROM records").fetchone()

@@ -1,0 +1,133 @@
+"""``recallwise serve`` (the HTTP service) and ``recallwise keys new`` (an API key for it)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import UsageError
+from . import emit_json
+from .common import add_decider, add_embedder, add_json, add_store
+
+INSTALL_HINT = "pip install 'recallwise[serve]'"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve gated recall over HTTP (any agent, any language)",
+        description="Serve the gate, route and judge as a versioned JSON API (OpenAPI at /openapi.json): "
+        "POST /v1/recall, the write path (/v1/events, /v1/records), /v1/search, /v1/systemone, "
+        "/healthz, /readyz, /metrics. Without --keys it binds loopback only, for one local user.",
+    )
+    add_store(parser)
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
+    parser.add_argument("--port", type=int, default=8080, help="TCP port (default %(default)s)")
+    parser.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="API keys file (hashed keys -> tenant and scopes); required off loopback",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes, each a replica (default %(default)s)"
+    )
+    add_decider(parser)
+    add_embedder(parser)
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        metavar="TEMPLATE[=DESCRIPTION]",
+        help="a namespace template searched by default (repeat; default /facts/{actorId} and "
+        "/preferences/{actorId})",
+    )
+    parser.add_argument("--max-body-bytes", type=int, default=1_000_000, help="default %(default)s")
+    parser.add_argument("--max-message-chars", type=int, default=16_000, help="default %(default)s")
+    parser.add_argument(
+        "--max-batch", type=int, default=16, help="most texts per embedding batch (default 16)"
+    )
+    parser.add_argument("--no-batching", action="store_true", help="embed each turn on its own")
+    parser.add_argument("--log", metavar="FILE", help="decision log (SQLite) of every turn")
+    parser.add_argument(
+        "--access-log", action="store_true", help="log every request (paths only, never keys)"
+    )
+    add_json(parser)
+    parser.set_defaults(func=run)
+
+    keys = subparsers.add_parser(
+        "keys", help="make API keys for recallwise serve", description="Manage a recallwise serve keys file."
+    )
+    sub = keys.add_subparsers(dest="keys_command", metavar="COMMAND")
+    new = sub.add_parser(
+        "new",
+        help="make a key, add its digest to the keys file, print the key once",
+        description="Make a random API key for TENANT with SCOPES, add its SHA-256 to FILE (created "
+        "when missing; the key itself is stored nowhere) and print the key once.",
+    )
+    new.add_argument("--keys", required=True, metavar="FILE", help="the keys file (YAML, or JSON by suffix)")
+    new.add_argument("--tenant", required=True, help="the tenant the key acts for (letters, digits, _ or -)")
+    new.add_argument("--scopes", default="recall,write", help="comma-separated: recall, write, admin")
+    new.add_argument("--id", dest="label", help="a label for the key (default TENANT-N)")
+    add_json(new)
+    new.set_defaults(func=run_new_key)
+    keys.set_defaults(func=lambda args: (keys.print_help(sys.stderr), 2)[1])
+
+
+def _namespaces(values: list[str] | None) -> dict[str, str] | None:
+    if not values:
+        return None
+    out: dict[str, str] = {}
+    for value in values:
+        template, _, description = value.partition("=")
+        if "{actorId}" not in template:
+            raise UsageError(f"--namespace {value!r}: a template needs {{actorId}} (e.g. /facts/{{actorId}})")
+        out[template] = description
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from ..serve.runner import Settings
+        from ..serve.runner import run as serve
+    except ImportError as exc:
+        raise UsageError(f"recallwise serve needs: {INSTALL_HINT} ({exc})") from exc
+    settings = Settings(
+        store=args.store,
+        host=args.host,
+        port=args.port,
+        keys=args.keys,
+        workers=args.workers,
+        decider=args.decider,
+        decider_url=args.url,
+        embedder=args.embedder,
+        limits={"max_body_bytes": args.max_body_bytes, "max_message_chars": args.max_message_chars},
+        max_batch=args.max_batch,
+        batch_embeddings=not args.no_batching,
+        log=args.log,
+        access_log=args.access_log,
+    )
+    namespaces = _namespaces(args.namespace)
+    if namespaces is not None:
+        settings.namespaces = namespaces
+
+    def ready(url: str, access: str) -> None:
+        if args.json:
+            emit_json({"url": url, "store": settings.store, "access": access, "workers": settings.workers})
+
+    serve(settings, on_ready=ready)
+    return 0
+
+
+def run_new_key(args: argparse.Namespace) -> int:
+    from ..serve.auth import add_key
+
+    scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
+    key = add_key(args.keys, tenant=args.tenant, scopes=scopes, label=args.label)
+    if args.json:
+        emit_json({"key": key, "tenant": args.tenant, "scopes": scopes, "keys_file": args.keys})
+    else:
+        sys.stdout.write(key + "\n")
+        sys.stderr.write(
+            f"added a key for tenant {args.tenant!r} ({', '.join(scopes)}) to {args.keys}; "
+            "it is shown only now: keep it secret\n"
+        )
+    return 0

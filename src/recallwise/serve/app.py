@@ -1,0 +1,454 @@
+"""The HTTP API: versioned JSON over :class:`~recallwise.serve.service.MemoryService`.
+
+``create_app(service, keyring)`` returns a FastAPI (ASGI) app; ``recallwise serve`` runs it with
+uvicorn. Every endpoint is a plain ``def``, so FastAPI runs it in a worker thread: embedding,
+the store and the judge never run on the event loop. The OpenAPI document is at
+``/openapi.json`` (the TypeScript client is checked against it).
+
+Errors are one JSON shape, ``{"error": {"message", "field", "status"}}``: 400 malformed JSON,
+401 a missing or unknown key, 403 a scope the key lacks, 404 absent (or another tenant's: the
+two cannot be told apart), 413 a body or field over its limit, 422 a wrong type, an unknown
+field or a bad id, 503 the store is down (writes; a recall then answers 200 with an empty
+context and the error, failing open like the library).
+"""
+
+
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+import anyio
+import anyio.to_thread
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .. import __version__
+from ..deciders.questions import ChoiceAnswer, ScoreAnswer
+from ..errors import QuestionError, RecallwiseError, StoreError, UsageError
+from .auth import Keyring
+from .metrics import Metrics
+from .service import LOCAL, MemoryService, Principal, ServiceError
+
+__all__ = ["create_app"]
+
+logger = logging.getLogger("recallwise.serve")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+# ---- request and response bodies ------------------------------------------------------------------
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecallOptionsIn(_Body):
+    top_k: int | None = Field(
+        default=None, ge=1, le=100, description="records searched per namespace this turn"
+    )
+    max_records: int | None = Field(default=None, ge=1, le=100, description="most records kept this turn")
+    stock: bool = Field(
+        default=False, description="the control arm: always retrieve, keep top_k (no decisions)"
+    )
+
+
+class RecallIn(_Body):
+    actor_id: str = Field(description="your user's id (scoped by your key's tenant)")
+    message: str = Field(description="the user's message this turn")
+    session_id: str | None = Field(default=None, description="the conversation, for follow-ups ('go on')")
+    namespaces: list[str] | None = Field(
+        default=None, description="namespace templates, e.g. /facts/{actorId}"
+    )
+    options: RecallOptionsIn | None = None
+
+
+class RecordOut(BaseModel):
+    id: str
+    text: str
+    namespace: str
+    score: float | None = None
+    judge_p: float | None = None
+    strategy: str = "semantic"
+    created_at: float | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class TraceOut(BaseModel):
+    skipped: str | None
+    gate_p: float | None
+    gate_threshold: float | None
+    follow_up_p: float | None
+    route: dict[str, float] | None
+    namespaces_searched: list[str]
+    candidates: int
+    kept: int
+    dropped: int
+    keep_rule: str
+    notes: list[str]
+    timings_ms: dict[str, float]
+    cache_hit: bool
+
+
+class RecallOut(BaseModel):
+    gated: bool = Field(description="decisions were made (false: the stock arm)")
+    gate_open: bool | None
+    retrieved: bool
+    follow_up: bool
+    context: str = Field(description="the block to inject; empty when nothing is kept")
+    context_tokens: int
+    records: list[RecordOut]
+    trace: TraceOut
+    errors: list[str] = Field(description="what failed this turn (the turn failed open)")
+    error_kinds: list[str]
+
+
+class MessageIn(_Body):
+    role: Literal["user", "assistant"] = "user"
+    text: str
+
+
+class EventsIn(_Body):
+    actor_id: str
+    session_id: str | None = None
+    messages: list[MessageIn]
+    extract: bool = Field(default=True, description="extract facts and preferences into records now")
+
+
+class EventsOut(BaseModel):
+    actor_id: str
+    session_id: str
+    events: int
+    memories_extracted: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    records: list[dict[str, Any]] = []
+
+
+class RecordIn(_Body):
+    text: str
+    namespace: str | None = Field(default=None, description="a template with {actorId}; default: the first")
+    strategy: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class RecordsIn(_Body):
+    actor_id: str
+    records: list[RecordIn]
+
+
+class RecordsOut(BaseModel):
+    actor_id: str
+    added: int
+    records: list[RecordOut]
+
+
+class RecordPage(BaseModel):
+    actor_id: str
+    total: int
+    records: list[RecordOut]
+    next_cursor: int | None
+
+
+class DeletedRecord(BaseModel):
+    deleted: int
+    id: str
+
+
+class ForgotActor(BaseModel):
+    actor_id: str
+    deleted_records: int
+    deleted_events: int
+
+
+class SearchIn(_Body):
+    actor_id: str
+    query: str
+    namespaces: list[str] | None = None
+    limit: int = Field(default=10, ge=1)
+
+
+class SearchOut(BaseModel):
+    query: str
+    results: list[RecordOut]
+
+
+class QuestionIn(_Body):
+    type: Literal["noul", "choice", "score"] = "noul"
+    instructions: str
+    criteria: dict[str, str] | list[str] | None = None
+    examples: list[dict[str, Any]] | None = None
+
+
+class SystemOneIn(_Body):
+    state: str
+    questions: dict[str, QuestionIn]
+    model: str | None = Field(
+        default=None, description="accepted for compatibility; the configured decider answers"
+    )
+
+
+class SystemOneOut(BaseModel):
+    answers: dict[str, dict[str, Any]]
+    model: str
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    field: str | None = None
+    status: int
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 413, 422, 503)
+}
+
+
+# ---- the app --------------------------------------------------------------------------------------
+def _error(
+    status: int, message: str, field: str | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"message": message, "field": field, "status": status}}, status_code=status, headers=headers
+    )
+
+
+class BodyLimit:
+    """ASGI middleware: a body over ``limit`` bytes is refused with 413 before it is read."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await _error(413, f"the body is {int(declared)} bytes; the limit is {self.limit}")(
+                scope, receive, send
+            )
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge:
+            await _error(413, f"the body exceeds the limit of {self.limit} bytes")(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def create_app(
+    service: MemoryService,
+    keyring: Keyring | None = None,
+    *,
+    metrics: Metrics | None = None,
+    threads: int = 64,
+) -> FastAPI:
+    """The ASGI app over ``service``; ``keyring`` None means no keys (one local principal).
+
+    ``threads`` bounds the worker threads requests run in (each turn blocks one while it embeds,
+    searches and judges; the embedding batcher gathers them).
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        yield
+        service.close()
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="recallwise",
+        version=__version__,
+        summary="Decide what an AI agent should remember right now: gate, route and judge memory retrieval.",
+        responses=_ERRORS,
+    )
+    metrics = metrics or Metrics(service)
+    app.state.service = service
+    app.state.metrics = metrics
+
+    def principal(request: Request) -> Principal:
+        if keyring is None:
+            return LOCAL
+        header = request.headers.get("authorization", "")
+        key = header[7:].strip() if header[:7].lower() == "bearer " else request.headers.get("x-api-key")
+        found = keyring.principal(key)
+        if found is None:
+            raise ServiceError(401, "a valid API key is required (Authorization: Bearer KEY)")
+        return found
+
+    Who = Annotated[Principal, Depends(principal)]
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return _error(exc.status, str(exc), exc.field, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        if first.get("type") == "json_invalid":
+            return _error(
+                400, f"malformed JSON: {first.get('ctx', {}).get('error', 'cannot parse the body')}"
+            )
+        where = [str(p) for p in first.get("loc", ()) if p != "body"]
+        field = ".".join(where) or None
+        kind = first.get("type", "")
+        message = "unknown field" if kind == "extra_forbidden" else first.get("msg", "invalid")
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return _error(422, f"{field or 'body'}: {message}{more}", field)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(StoreError)
+    async def _store_down(request: Request, exc: StoreError) -> JSONResponse:
+        logger.warning("store error on %s: %s", request.url.path, exc)
+        return _error(503, f"the store is unavailable: {exc}")
+
+    @app.exception_handler(UsageError)
+    async def _usage(request: Request, exc: UsageError) -> JSONResponse:
+        return _error(422, str(exc))
+
+    @app.exception_handler(QuestionError)
+    async def _question(request: Request, exc: QuestionError) -> JSONResponse:
+        return _error(422, str(exc), "questions")
+
+    @app.exception_handler(RecallwiseError)
+    async def _other(request: Request, exc: RecallwiseError) -> JSONResponse:
+        logger.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc)
+        return _error(500, f"{type(exc).__name__}: {exc}")
+
+    @app.middleware("http")
+    async def _timed(request: Request, call_next: Any) -> Any:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        metrics.observe(getattr(route, "path", "other"), response.status_code, time.perf_counter() - started)
+        return response
+
+    # ---- reads -----------------------------------------------------------------------------------
+    @app.post("/v1/recall", response_model=RecallOut, tags=["recall"])
+    def recall(body: RecallIn, who: Who) -> dict[str, Any]:
+        """The gate, route, search and judge for one user message: what to inject, and why."""
+        options = body.options or RecallOptionsIn()
+        result = service.recall(
+            who,
+            body.actor_id,
+            body.message,
+            session_id=body.session_id,
+            namespaces=body.namespaces,
+            top_k=options.top_k,
+            max_records=options.max_records,
+            stock=options.stock,
+        )
+        metrics.observe_turn(result["trace"]["timings_ms"])
+        return result
+
+    @app.post("/v1/search", response_model=SearchOut, tags=["debug"])
+    def search(body: SearchIn, who: Who) -> dict[str, Any]:
+        """Ungated, bounded search over the actor's namespaces (for debugging)."""
+        return service.search(who, body.actor_id, body.query, namespaces=body.namespaces, limit=body.limit)
+
+    @app.get("/v1/records", response_model=RecordPage, tags=["records"])
+    def list_records(
+        who: Who,
+        actor_id: str,
+        namespace: str | None = None,
+        cursor: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1)] = 50,
+    ) -> dict[str, Any]:
+        """A page of the actor's records, oldest first."""
+        return service.list_records(who, actor_id, namespace=namespace, cursor=cursor, limit=limit)
+
+    # ---- writes ----------------------------------------------------------------------------------
+    @app.post("/v1/events", response_model=EventsOut, tags=["write"])
+    def add_events(body: EventsIn, who: Who) -> dict[str, Any]:
+        """Conversation messages in; facts and preferences extracted and consolidated into records."""
+        messages = [m.model_dump() for m in body.messages]
+        return service.add_events(who, body.actor_id, body.session_id, messages, extract=body.extract)
+
+    @app.post("/v1/records", response_model=RecordsOut, tags=["write"])
+    def add_records(body: RecordsIn, who: Who) -> dict[str, Any]:
+        """Records written as given (no extraction)."""
+        return service.add_records(who, body.actor_id, [r.model_dump() for r in body.records])
+
+    @app.delete("/v1/records/{record_id}", response_model=DeletedRecord, tags=["write"])
+    def delete_record(record_id: str, who: Who) -> dict[str, Any]:
+        """Delete one record."""
+        return service.delete_record(who, record_id)
+
+    @app.delete("/v1/actors/{actor_id}", response_model=ForgotActor, tags=["write"])
+    def forget_actor(actor_id: str, who: Who) -> dict[str, Any]:
+        """Forget a user: every record and event of theirs deleted (needs the admin scope)."""
+        return service.forget_actor(who, actor_id)
+
+    # ---- the decider, as a system-one server ----------------------------------------------------------
+    @app.post("/v1/systemone", response_model=SystemOneOut, tags=["decider"])
+    def systemone(body: SystemOneIn, who: Who) -> dict[str, Any]:
+        """The configured decider in the system-one wire shape (any system-one client can use it)."""
+        who.require("recall")
+        decider = service.policy.decider
+        if decider is None:
+            raise ServiceError(404, "this server runs without a decider (the stock arm)")
+        if len(body.state) > service.limits.max_message_chars:
+            raise ServiceError(413, f"state has {len(body.state)} chars", field="state")
+        questions = {name: q.model_dump(exclude_none=True) for name, q in body.questions.items()}
+        answers = decider.ask(body.state, questions)
+        return {"answers": {name: _wire(a) for name, a in answers.items()}, "model": decider.name}
+
+    # ---- operations ------------------------------------------------------------------------------
+    @app.get("/healthz", tags=["operations"])
+    async def healthz() -> dict[str, str]:
+        """Alive (the process answers)."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["operations"])
+    def readyz() -> JSONResponse:
+        """Ready: the store answers and the embedder is loaded."""
+        try:
+            return JSONResponse({"status": "ready", **service.ready()})
+        except Exception as exc:  # not ready, whatever the reason: say it
+            return _error(503, f"not ready: {type(exc).__name__}: {exc}")
+
+    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
+    def prometheus(request: Request) -> PlainTextResponse:
+        """The counters and latency histograms, in Prometheus text format."""
+        if keyring is not None:
+            principal(request).require("admin")
+        body, content_type = metrics.render()
+        return PlainTextResponse(body, media_type=content_type)
+
+    app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes)
+    return app
+
+
+def _wire(answer: Any) -> dict[str, Any]:
+    if isinstance(answer, (ChoiceAnswer, ScoreAnswer)):
+        return answer.to_wire()
+    return {"type": "noul", "noul": float(answer)}

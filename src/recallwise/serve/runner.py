@@ -1,0 +1,148 @@
+"""Building the service from settings, and running it under uvicorn (one process or several).
+
+With ``workers > 1`` uvicorn starts that many processes, each importing :func:`app_from_env`,
+which rebuilds the service from the settings passed in ``RECALLWISE_SERVE_SETTINGS`` (JSON):
+every worker has its own store connection, model and batcher, as separate replicas would.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..errors import UsageError
+from .service import DEFAULT_NAMESPACES, Limits, MemoryService
+
+__all__ = ["SETTINGS_ENV", "Settings", "app_from_env", "build_app", "build_service", "is_loopback", "run"]
+
+SETTINGS_ENV = "RECALLWISE_SERVE_SETTINGS"
+
+
+@dataclass
+class Settings:
+    """Everything ``recallwise serve`` is told (and a worker process needs to rebuild the app)."""
+
+    store: str
+    host: str = "127.0.0.1"
+    port: int = 8080
+    keys: str | None = None
+    workers: int = 1
+    decider: str = "embedded"
+    decider_url: str | None = None
+    embedder: str | None = None
+    namespaces: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_NAMESPACES))
+    limits: dict[str, int] = field(default_factory=dict)
+    max_batch: int = 16
+    batch_embeddings: bool = True
+    threads: int = 64
+    log: str | None = None
+    access_log: bool = False
+
+    def check(self) -> None:
+        """Refuse, before anything starts, what would be unsafe or cannot work."""
+        if self.keys is None and not is_loopback(self.host):
+            raise UsageError(
+                f"--host {self.host}: refusing to serve a non-loopback address without --keys FILE "
+                "(anyone who can reach it could read and delete every memory); make keys with "
+                "`recallwise keys new --keys FILE --tenant NAME`"
+            )
+        if not 0 <= self.port <= 65535:
+            raise UsageError(f"--port {self.port}: not a TCP port")
+        if self.workers < 1:
+            raise UsageError(f"--workers {self.workers}: at least 1")
+        if self.max_batch < 1:
+            raise UsageError(f"--max-batch {self.max_batch}: at least 1")
+        try:
+            Limits(**self.limits)
+        except TypeError as exc:
+            raise UsageError(f"unknown limit: {exc}") from None
+        for name, value in self.limits.items():
+            if value < 1:
+                raise UsageError(f"--{name.replace('_', '-')} {value}: at least 1")
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def build_service(settings: Settings) -> MemoryService:
+    from ..cli.common import decider_from_args
+    from ..embeddings import make_embedder
+    from ..stores import open_store
+
+    store = open_store(
+        settings.store, embedder=make_embedder(settings.embedder) if settings.embedder else None
+    )
+    try:
+        args = type("Args", (), {"decider": settings.decider, "url": settings.decider_url})()
+        decider = decider_from_args(args)
+        service = MemoryService.open(
+            store,
+            decider=decider,
+            namespaces=settings.namespaces,
+            limits=Limits(**settings.limits),
+            batch_embeddings=settings.batch_embeddings,
+            max_batch=settings.max_batch,
+            log=settings.log,
+        )
+        service.policy.warm_up()
+    except BaseException:
+        store.close()
+        raise
+    return service
+
+
+def build_app(settings: Settings) -> Any:
+    from .app import create_app
+    from .auth import Keyring
+
+    keyring = Keyring.load(settings.keys) if settings.keys else None
+    return create_app(build_service(settings), keyring, threads=settings.threads)
+
+
+def app_from_env() -> Any:
+    """The app of one worker process (uvicorn's factory with ``--workers N``)."""
+    return build_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+
+
+def run(settings: Settings, *, on_ready: Any = None) -> None:
+    """Serve until SIGINT / SIGTERM (in-flight requests drain, up to 30 s)."""
+    import uvicorn
+
+    settings.check()
+    if settings.keys:
+        from .auth import Keyring
+
+        keys = len(Keyring.load(settings.keys))  # a bad file fails here, before models load
+        access = f"{keys} API key(s) from {settings.keys}"
+    else:
+        access = "no keys: loopback only, one local user"
+    common: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "warning",
+        "access_log": settings.access_log,
+        "timeout_graceful_shutdown": 30,
+        "server_header": False,
+    }
+    app = None if settings.workers > 1 else build_app(settings)
+    where = f"http://{settings.host}:{settings.port}"
+    sys.stderr.write(
+        f"recallwise serve: {where} over {settings.store} ({access}; {settings.workers} worker(s))\n"
+    )
+    if on_ready is not None:
+        on_ready(where, access)
+    if app is None:
+        os.environ[SETTINGS_ENV] = json.dumps(asdict(settings))
+        uvicorn.run("recallwise.serve.runner:app_from_env", factory=True, workers=settings.workers, **common)
+    else:
+        uvicorn.Server(uvicorn.Config(app, **common)).run()

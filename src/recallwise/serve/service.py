@@ -1,0 +1,455 @@
+"""The service's operations, scoped by tenant: what the HTTP API and the MCP server both call.
+
+Every operation takes a :class:`Principal` (who is asking: a tenant and scopes, from an API key,
+or the single local user of a server without keys) and the caller's own actor id. The actor id
+the store sees is the tenant's: ``TENANT:ACTOR``, so two tenants' "alice" are two actors and a
+request can never reach another tenant's records, whatever ids it sends: searches are filtered
+by that actor, and a record id of another tenant is indistinguishable from an absent one. A
+server without keys has one principal, whose actor ids are used as they are (so a store seeded
+by ``recallwise demo`` is served unchanged).
+
+Nothing here knows HTTP: errors are :class:`ServiceError` with a status the transport maps.
+Blocking work (embedding, the store, the judge) runs in the caller's thread; the HTTP app calls
+these from worker threads, never on its event loop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..embeddings.batching import BatchingEmbedder
+from ..errors import InvalidIdError, RecallwiseError, UsageError
+from ..extraction.pipeline import extract_and_store
+from ..policy import RecallPolicy
+from ..policy.turn import Recall
+from ..records import Event, MemoryRecord, resolve_namespace, validate_id
+
+__all__ = [
+    "DEFAULT_NAMESPACES",
+    "SCOPES",
+    "Limits",
+    "MemoryService",
+    "Principal",
+    "ServiceError",
+]
+
+SCOPES = ("recall", "write", "admin")
+DEFAULT_NAMESPACES: dict[str, str] = {
+    "/facts/{actorId}": "facts about the user: home, family, pets, health, work, plans",
+    "/preferences/{actorId}": "the user's preferences: food, drink, travel, tools, style",
+}
+_TENANT_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+class ServiceError(RecallwiseError):
+    """A request the service refuses: ``status`` is the HTTP status it maps to, ``field`` the
+    request field at fault (when one is)."""
+
+    def __init__(self, status: int, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: ``tenant`` None is a server without keys (ids used as they are)."""
+
+    tenant: str | None
+    scopes: frozenset[str] = frozenset(SCOPES)
+    #: a short, non-secret label of the key (for logs and metrics), never the key
+    key_id: str = "local"
+
+    def __post_init__(self) -> None:
+        if self.tenant is not None and not _TENANT_RE.fullmatch(self.tenant):
+            raise UsageError(f"invalid tenant {self.tenant!r}: use 1-32 letters, digits, '_' or '-'")
+        unknown = set(self.scopes) - set(SCOPES)
+        if unknown:
+            raise UsageError(f"unknown scope(s) {sorted(unknown)}; known: {', '.join(SCOPES)}")
+
+    def require(self, scope: str) -> None:
+        if scope not in self.scopes:
+            raise ServiceError(403, f"this key lacks the {scope!r} scope")
+
+
+LOCAL = Principal(None)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may carry (configurable; ``recallwise serve --help`` lists the flags)."""
+
+    max_body_bytes: int = 1_000_000
+    max_message_chars: int = 16_000
+    max_records_per_write: int = 100
+    max_events_per_write: int = 200
+    max_page: int = 100
+    max_search: int = 50
+
+
+@dataclass
+class _Actor:
+    """The caller's actor id and the one the store sees."""
+
+    external: str
+    internal: str
+
+    def outward(self, namespace: str) -> str:
+        """A stored namespace as the caller names it (its own actor id, no tenant)."""
+        return (
+            namespace.replace(self.internal, self.external) if self.internal != self.external else namespace
+        )
+
+
+@dataclass
+class MemoryService:
+    """One store and one gated policy (plus the stock arm, for comparisons), shared by every request.
+
+    ``batch_embeddings`` wraps the store's embedder in a :class:`BatchingEmbedder`, so concurrent
+    turns share its batched throughput.
+    """
+
+    store: Any
+    policy: RecallPolicy
+    namespaces: Sequence[str] | Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_NAMESPACES))
+    limits: Limits = field(default_factory=Limits)
+    stock: RecallPolicy | None = None
+    batcher: BatchingEmbedder | None = None
+
+    @classmethod
+    def open(
+        cls,
+        store: Any,
+        *,
+        decider: Any = "default",
+        namespaces: Sequence[str] | Mapping[str, str] | None = None,
+        limits: Limits | None = None,
+        batch_embeddings: bool = True,
+        max_batch: int = 16,
+        log: Any = None,
+    ) -> MemoryService:
+        """A service over ``store`` with the default (embedded) decider unless one is given."""
+        batcher = None
+        if batch_embeddings and not isinstance(store.embedder, BatchingEmbedder):
+            batcher = BatchingEmbedder(store.embedder, max_batch=max_batch)
+            store.embedder = batcher
+        chosen = dict(DEFAULT_NAMESPACES) if namespaces is None else namespaces
+        kwargs: dict[str, Any] = {} if decider == "default" else {"decider": decider}
+        policy = RecallPolicy(store, namespaces=chosen, log=log, **kwargs)
+        stock = RecallPolicy(store, decider=None, namespaces=chosen, stats=None)
+        return cls(store, policy, chosen, limits or Limits(), stock, batcher)
+
+    # ---- ids ------------------------------------------------------------------------------------
+    def actor(self, principal: Principal, actor_id: Any, field_name: str = "actor_id") -> _Actor:
+        try:
+            external = validate_id(actor_id, field_name)
+        except InvalidIdError as exc:
+            raise ServiceError(422, str(exc), field=field_name) from None
+        internal = external if principal.tenant is None else f"{principal.tenant}:{external}"
+        if len(internal) > 128:
+            raise ServiceError(422, f"{field_name} is too long ({len(external)} chars)", field=field_name)
+        return _Actor(external, internal)
+
+    def _owns(self, principal: Principal, internal_actor: str) -> bool:
+        return principal.tenant is None or internal_actor.startswith(f"{principal.tenant}:")
+
+    def _external(self, principal: Principal, internal_actor: str) -> str:
+        return internal_actor if principal.tenant is None else internal_actor[len(principal.tenant) + 1 :]
+
+    def _templates(self, namespaces: Sequence[str] | None) -> list[str] | None:
+        if namespaces is None:
+            return None
+        if not namespaces:
+            raise ServiceError(
+                422, "namespaces: give at least one template, or leave it out", field="namespaces"
+            )
+        for i, template in enumerate(namespaces):
+            if not isinstance(template, str) or "{actorId}" not in template:
+                raise ServiceError(
+                    422,
+                    f"namespaces[{i}]: {template!r} is not a template with {{actorId}} "
+                    "(e.g. /facts/{actorId}); the server fills in your actor",
+                    field="namespaces",
+                )
+        return list(namespaces)
+
+    def _message(self, message: Any, field_name: str = "message") -> str:
+        if not isinstance(message, str) or not message.strip():
+            raise ServiceError(422, f"{field_name} must be a non-empty string", field=field_name)
+        if len(message) > self.limits.max_message_chars:
+            raise ServiceError(
+                413,
+                f"{field_name} has {len(message)} chars; the limit is {self.limits.max_message_chars}",
+                field=field_name,
+            )
+        return message
+
+    # ---- recall ---------------------------------------------------------------------------------
+    def recall(
+        self,
+        principal: Principal,
+        actor_id: Any,
+        message: Any,
+        *,
+        session_id: str | None = None,
+        namespaces: Sequence[str] | None = None,
+        top_k: int | None = None,
+        max_records: int | None = None,
+        stock: bool = False,
+    ) -> dict[str, Any]:
+        """The gate, route, search and judge for one message (``stock=True``: the control arm)."""
+        principal.require("recall")
+        actor = self.actor(principal, actor_id)
+        text = self._message(message)
+        session = self._session(session_id)
+        policy = self.stock if stock and self.stock is not None else self.policy
+        result = policy.recall(
+            text,
+            actor_id=actor.internal,
+            session_id=session,
+            namespaces=self._templates(namespaces),
+            top_k=top_k,
+            max_records=max_records,
+        )
+        return recall_body(result, actor)
+
+    def _session(self, session_id: Any) -> str | None:
+        if session_id is None:
+            return None
+        try:
+            return validate_id(session_id, "session_id")
+        except InvalidIdError as exc:
+            raise ServiceError(422, str(exc), field="session_id") from None
+
+    # ---- search (ungated, for debugging) ---------------------------------------------------------
+    def search(
+        self,
+        principal: Principal,
+        actor_id: Any,
+        query: Any,
+        *,
+        namespaces: Sequence[str] | None = None,
+        limit: int = 10,
+    ) -> dict[str, Any]:
+        principal.require("recall")
+        actor = self.actor(principal, actor_id)
+        text = self._message(query, "query")
+        if not 1 <= limit <= self.limits.max_search:
+            raise ServiceError(422, f"limit must be 1-{self.limits.max_search}, not {limit}", field="limit")
+        templates = self._templates(namespaces) or list(self.namespaces)
+        vector = self.store.embedder.embed([text])[0]
+        hits: list[dict[str, Any]] = []
+        for template in templates:
+            namespace = resolve_namespace(template, actor_id=actor.internal)
+            for hit in self.store.search(namespace, vector, limit, actor_id=actor.internal, text=text):
+                hits.append({**record_body(hit.record, actor), "score": round(float(hit.score), 6)})
+        hits.sort(key=lambda h: -h["score"])
+        return {"query": text, "results": hits[:limit]}
+
+    # ---- write path -----------------------------------------------------------------------------
+    def add_events(
+        self,
+        principal: Principal,
+        actor_id: Any,
+        session_id: Any,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        extract: bool = True,
+    ) -> dict[str, Any]:
+        """Conversation messages -> events -> extraction (consolidated: an update replaces) -> records."""
+        principal.require("write")
+        actor = self.actor(principal, actor_id)
+        session = self._session(session_id) or "default"
+        if not messages:
+            raise ServiceError(422, "messages: give at least one message", field="messages")
+        if len(messages) > self.limits.max_events_per_write:
+            raise ServiceError(
+                413, f"messages: {len(messages)} exceeds {self.limits.max_events_per_write}", field="messages"
+            )
+        events = []
+        for i, item in enumerate(messages):
+            role = item.get("role", "user")
+            if role not in ("user", "assistant"):
+                raise ServiceError(422, f"messages[{i}].role must be user or assistant", field="messages")
+            text = self._message(item.get("text"), f"messages[{i}].text")
+            events.append(Event(actor_id=actor.internal, session_id=session, role=role, text=text))
+        stored = [self.store.create_event(e) for e in events]
+        body: dict[str, Any] = {"actor_id": actor.external, "session_id": session, "events": len(stored)}
+        if extract:
+            result = extract_and_store(self.store, actor.internal, stored)
+            done = result.consolidation.as_dict()
+            body.update(
+                memories_extracted=len(result.memories),
+                added=done["added"],
+                updated=done["updated"],
+                unchanged=done["unchanged"],
+                records=[{**r, "namespace": actor.outward(r["namespace"])} for r in done["records"]],
+            )
+        return body
+
+    def add_records(
+        self, principal: Principal, actor_id: Any, records: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """Records written as given (no extraction), each into a namespace template of the caller."""
+        principal.require("write")
+        actor = self.actor(principal, actor_id)
+        if not records:
+            raise ServiceError(422, "records: give at least one record", field="records")
+        if len(records) > self.limits.max_records_per_write:
+            raise ServiceError(
+                413, f"records: {len(records)} exceeds {self.limits.max_records_per_write}", field="records"
+            )
+        built = []
+        for i, item in enumerate(records):
+            template = item.get("namespace") or next(iter(self.namespaces))
+            self._templates([template])
+            metadata = item.get("metadata") or {}
+            if not isinstance(metadata, Mapping):
+                raise ServiceError(422, f"records[{i}].metadata must be an object", field="records")
+            try:
+                built.append(
+                    MemoryRecord(
+                        actor_id=actor.internal,
+                        namespace=resolve_namespace(template, actor_id=actor.internal),
+                        text=self._message(item.get("text"), f"records[{i}].text"),
+                        strategy=str(item.get("strategy") or "semantic"),
+                        metadata=dict(metadata),
+                    )
+                )
+            except (UsageError, ValueError) as exc:
+                raise ServiceError(422, f"records[{i}]: {exc}", field="records") from None
+        added = self.store.add_records(built)
+        return {
+            "actor_id": actor.external,
+            "added": len(added),
+            "records": [record_body(r, actor) for r in added],
+        }
+
+    def list_records(
+        self,
+        principal: Principal,
+        actor_id: Any,
+        *,
+        namespace: str | None = None,
+        cursor: int = 0,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """A page of the actor's records, oldest first; ``next_cursor`` None on the last page."""
+        principal.require("recall")
+        actor = self.actor(principal, actor_id)
+        if not 1 <= limit <= self.limits.max_page:
+            raise ServiceError(422, f"limit must be 1-{self.limits.max_page}, not {limit}", field="limit")
+        if cursor < 0:
+            raise ServiceError(422, "cursor must be >= 0", field="cursor")
+        resolved = None
+        if namespace is not None:
+            self._templates([namespace])
+            resolved = resolve_namespace(namespace, actor_id=actor.internal)
+        records = self.store.list_records(resolved, actor_id=actor.internal)
+        page = records[cursor : cursor + limit]
+        after = cursor + len(page)
+        return {
+            "actor_id": actor.external,
+            "total": len(records),
+            "records": [record_body(r, actor) for r in page],
+            "next_cursor": after if after < len(records) else None,
+        }
+
+    def delete_record(self, principal: Principal, record_id: Any) -> dict[str, Any]:
+        """Delete one record of this tenant's; another tenant's id is "not found", as an absent one."""
+        principal.require("write")
+        try:
+            rid = validate_id(record_id, "record_id")
+        except InvalidIdError as exc:
+            raise ServiceError(422, str(exc), field="record_id") from None
+        found = self.store.get_records([rid]).get(rid)
+        if found is None or not self._owns(principal, found.actor_id):
+            raise ServiceError(404, f"no record {rid!r}", field="record_id")
+        return {"deleted": self.store.delete_records([rid]), "id": rid}
+
+    def forget_actor(self, principal: Principal, actor_id: Any) -> dict[str, Any]:
+        """Every record and event of the actor deleted; the counts in the reply."""
+        principal.require("admin")
+        actor = self.actor(principal, actor_id)
+        forget = getattr(self.store, "forget_actor", None)
+        if forget is None:
+            raise ServiceError(501, f"{type(self.store).__name__} cannot forget an actor")
+        counts = forget(actor.internal)
+        return {
+            "actor_id": actor.external,
+            "deleted_records": counts["records"],
+            "deleted_events": counts["events"],
+        }
+
+    # ---- health ---------------------------------------------------------------------------------
+    def ready(self) -> dict[str, Any]:
+        """Whether the store answers and the model is loaded; raises :class:`StoreError` if not."""
+        self.store.count_records()
+        return {
+            "store": str(getattr(self.store, "url", type(self.store).__name__)),
+            "embedder": self.store.embedder.name,
+        }
+
+    def close(self) -> None:
+        for policy in (self.policy, self.stock):
+            if policy is not None:
+                policy.close()
+        if self.batcher is not None:
+            self.batcher.close()
+        self.store.close()
+
+
+def record_body(record: MemoryRecord, actor: _Actor) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "text": record.text,
+        "namespace": actor.outward(record.namespace),
+        "strategy": record.strategy,
+        "created_at": record.created_at,
+        "metadata": record.metadata,
+    }
+
+
+def recall_body(result: Recall, actor: _Actor) -> dict[str, Any]:
+    """What ``RecallPolicy.recall`` returned, as JSON, in the caller's own ids."""
+    trace = result.trace
+    return {
+        "gated": trace.gated,
+        "gate_open": trace.gate_open,
+        "retrieved": result.retrieved,
+        "follow_up": trace.follow_up_p is not None and result.retrieved and trace.gate_open is False,
+        "context": result.context,
+        "context_tokens": trace.context_tokens,
+        "records": [
+            {
+                "id": kept.record.id,
+                "text": kept.text,
+                "namespace": actor.outward(kept.namespace),
+                "score": round(float(kept.score), 6),
+                "judge_p": None if kept.judge_p is None else round(float(kept.judge_p), 6),
+                "strategy": kept.record.strategy,
+                "created_at": kept.record.created_at,
+            }
+            for kept in result.records
+        ],
+        "trace": {
+            "skipped": trace.skipped,
+            "gate_p": trace.gate_p,
+            "gate_threshold": trace.gate_threshold,
+            "follow_up_p": trace.follow_up_p,
+            "route": trace.route,
+            "namespaces_searched": list(trace.searched_templates),
+            "candidates": len(trace.candidates),
+            "kept": len(trace.kept),
+            "dropped": len(trace.dropped),
+            "keep_rule": trace.keep_rule,
+            "notes": list(trace.notes),
+            "timings_ms": {k: round(v, 3) for k, v in trace.timings_ms.items()},
+            "cache_hit": trace.cache_hit,
+        },
+        "errors": [e.replace(actor.internal, actor.external) for e in trace.errors],
+        "error_kinds": list(trace.error_kinds),
+    }
