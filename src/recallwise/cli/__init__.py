@@ -34,6 +34,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     ("bench", "bench_locomo"),
     ("bench", "bench_latency"),
     ("bench", "bench_store"),
+    ("bench", "bench_serve"),
 ]
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",

@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--keys",
         metavar="FILE",
-        help="API keys file (hashed keys -> tenant and scopes); required off loopback",
+        help="API keys file (hashed keys -> tenant and scopes); required off loopback "
+        "(default none: loopback, one local user)",
     )
     parser.add_argument(
         "--workers", type=int, default=1, help="worker processes, each a replica (default %(default)s)"
@@ -45,8 +46,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--max-batch", type=int, default=16, help="most texts per embedding batch (default 16)"
     )
-    parser.add_argument("--no-batching", action="store_true", help="embed each turn on its own")
-    parser.add_argument("--log", metavar="FILE", help="decision log (SQLite) of every turn")
+    parser.add_argument(
+        "--no-batching", action="store_true", help="embed each turn on its own (default: batched)"
+    )
+    parser.add_argument("--log", metavar="FILE", help="decision log (SQLite) of every turn (default none)")
     parser.add_argument(
         "--access-log", action="store_true", help="log every request (paths only, never keys)"
     )
@@ -65,7 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     new.add_argument("--keys", required=True, metavar="FILE", help="the keys file (YAML, or JSON by suffix)")
     new.add_argument("--tenant", required=True, help="the tenant the key acts for (letters, digits, _ or -)")
-    new.add_argument("--scopes", default="recall,write", help="comma-separated: recall, write, admin")
+    new.add_argument(
+        "--scopes", default="recall,write", help="comma-separated: recall, write, admin (default %(default)s)"
+    )
     new.add_argument("--id", dest="label", help="a label for the key (default TENANT-N)")
     add_json(new)
     new.set_defaults(func=run_new_key)

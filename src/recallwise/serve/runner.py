@@ -75,6 +75,7 @@ def is_loopback(host: str) -> bool:
 
 
 def build_service(settings: Settings) -> MemoryService:
+    os.environ.setdefault("RECALLWISE_ONNX_SPIN", "0")  # before the embedder loads: see onnx_minilm
     from ..cli.common import decider_from_args
     from ..embeddings import make_embedder
     from ..stores import open_store

@@ -1,0 +1,498 @@
+"""``recallwise bench serve``: real ``recallwise serve`` processes, driven over real HTTP.
+
+One run measures, on this machine:
+
+1. **the service under load**: ``replicas`` server processes over one store, ``sessions``
+   concurrent sessions of ``turns`` turns each, spread over two tenants. A turn is what an
+   agent does per user message: ``POST /v1/recall``, then ``POST /v1/events`` (the message,
+   stored without extraction), and every ``write_every`` turns ``POST /v1/records`` (a new
+   record), so reads and writes interleave as in the in-process load test. Every message is
+   distinct (no decision cache hit flatters the figure). Turn latency is the recall's, the wait
+   an agent has before its model call; the writes' latencies are reported on their own.
+2. **nothing lost, nothing leaked**: afterwards every acknowledged event and record is looked for
+   in the store (``lost``), and every record a recall returned is checked to be its own actor's
+   (``cross_tenant_reads`` for another tenant's, ``cross_actor_reads`` for any other actor's).
+3. **the same workload in process** (threads calling the service, no HTTP), and
+4. **the embedder's ceiling**: texts/s one at a time and in batches of ``max_batch``, measured in
+   the same run, and ``ceiling_ratio``: turns/s times the embeddings a turn needed (counted by the
+   servers' batchers) over the batched ceiling.
+5. **idle latency**: sequential recalls on an idle server, against the embedding of one text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from ..demo import persona_records
+from ..errors import UsageError
+from .latency import MESSAGES
+
+__all__ = ["bench_serve", "messages_for"]
+
+TENANTS = ("tenant-a", "tenant-b")
+NAMESPACES = ["/facts/{actorId}", "/preferences/{actorId}"]
+_PREFIXES = ["", "Quick question: ", "Hey, ", "So, ", "Hi again. ", "OK, ", "Right, ", "One more thing: "]
+_SUFFIXES = [
+    "",
+    " Thanks!",
+    " No rush.",
+    " Be brief.",
+    " It's for today.",
+    " I'm at home.",
+    " Keep it simple.",
+    " Any ideas?",
+    " I'm a bit tired.",
+    " Go.",
+    " Please.",
+    " It's raining here.",
+    " I have ten minutes.",
+]
+
+
+def messages_for(count: int, seed: int) -> list[str]:
+    """``count`` distinct, realistic user messages (the bench's ten, reworded), shuffled by ``seed``."""
+    pool = [f"{p}{m}{s}" for m in MESSAGES for p in _PREFIXES for s in _SUFFIXES]
+    rng = random.Random(seed)
+    rng.shuffle(pool)
+    if count > len(pool):
+        pool = pool + [f"{m} (#{i})" for i, m in enumerate(pool * (count // len(pool) + 1))]
+    return pool[:count]
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    if not samples:
+        return {"p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0}
+    a = np.asarray(samples) * 1000.0
+    return {
+        "p50_ms": round(float(np.percentile(a, 50)), 2),
+        "p95_ms": round(float(np.percentile(a, 95)), 2),
+        "p99_ms": round(float(np.percentile(a, 99)), 2),
+        "max_ms": round(float(a.max()), 2),
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class _Ledger:
+    """What the clients were told was written, and what the recalls returned."""
+
+    owned: dict[str, set[str]] = field(default_factory=dict)  # internal actor -> record ids
+    events: dict[str, int] = field(default_factory=dict)
+    records: dict[str, set[str]] = field(default_factory=dict)
+    cross_tenant: int = 0
+    cross_actor: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def check(self, internal_actor: str, ids: list[str]) -> None:
+        own = self.owned.get(internal_actor, set()) | self.records.get(internal_actor, set())
+        tenant = internal_actor.split(":", 1)[0]
+        for rid in ids:
+            if rid in own:
+                continue
+            owner = next((a for a, s in self.owned.items() if rid in s), None)
+            with self.lock:
+                if owner is not None and owner.split(":", 1)[0] != tenant:
+                    self.cross_tenant += 1
+                else:
+                    self.cross_actor += 1
+
+
+@dataclass
+class _Load:
+    turn_s: list[float] = field(default_factory=list)
+    write_s: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    stages_ms: dict[str, list[float]] = field(default_factory=dict)
+    turns: int = 0
+    wall_s: float = 0.0
+
+    def error(self, kind: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns,
+            "wall_s": round(self.wall_s, 2),
+            "turns_per_s": round(self.turns / self.wall_s, 1) if self.wall_s else 0.0,
+            **_percentiles(self.turn_s),
+            "writes": len(self.write_s),
+            "write_p95_ms": _percentiles(self.write_s)["p95_ms"],
+            "errors": sum(self.errors.values()),
+            "errors_by_kind": dict(self.errors),
+            # the servers' own stage timings (median per recall): where a turn's time went
+            "server_stage_p50_ms": {
+                stage: round(statistics.median(values), 2) for stage, values in sorted(self.stages_ms.items())
+            },
+        }
+
+
+class _Replica:
+    def __init__(self, store: str, keys: Path, log: Path, extra: list[str]) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        command = [sys.executable, "-m", "recallwise", "serve", "--store", store, "--port", str(self.port)]
+        command += ["--keys", str(keys), *extra]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log.open("w"))
+
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise UsageError(f"recallwise serve exited: {self.log.read_text()[-400:].strip()}")
+            try:
+                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise UsageError(f"recallwise serve on {self.url} was not ready after {timeout_s:.0f} s")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return int(self.process.returncode or 0)
+
+
+def _embed_texts_counted(base: str, key: str) -> float:
+    text = httpx.get(base + "/metrics", headers={"authorization": f"Bearer {key}"}, timeout=10).text
+    for line in text.splitlines():
+        if line.startswith("recallwise_embed_texts_total "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def _ceiling(embedder: Any, texts: list[str], batch: int, seconds: float = 3.0) -> dict[str, float]:
+    """Texts/s of ``embedder`` one at a time and in batches of ``batch`` (each for ~``seconds``)."""
+    embedder.embed(texts[:batch])  # warm
+    out: dict[str, float] = {}
+    for name, size in (("single", 1), ("batched", batch)):
+        done, i, started = 0, 0, time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            chunk = texts[i : i + size] or texts[:size]
+            embedder.embed(chunk)
+            done += len(chunk)
+            i = (i + size) % max(1, len(texts) - size)
+        out[f"{name}_texts_per_s"] = round(done / (time.perf_counter() - started), 1)
+    samples = []
+    for text in texts[:60]:
+        t0 = time.perf_counter()
+        embedder.embed([text])
+        samples.append(time.perf_counter() - t0)
+    out["embed_p50_ms"] = round(statistics.median(samples) * 1000, 2)
+    return out
+
+
+def bench_serve(
+    *,
+    sessions: int = 50,
+    turns: int = 20,
+    replicas: int = 1,
+    store: str | None = None,
+    write_every: int = 5,
+    actors_per_tenant: int = 5,
+    max_batch: int = 16,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark (see the module docs); returns what ``bench serve --json`` prints."""
+    if sessions < 1 or turns < 1 or replicas < 1:
+        raise UsageError("--sessions, --turns and --replicas must be at least 1")
+    from ..serve.auth import add_key
+    from ..stores import open_store
+
+    work = Path(tempfile.mkdtemp(prefix="recallwise-bench-serve-"))
+    schema = None
+    if store is None:
+        url = f"sqlite:///{work}/bench.db"
+    elif store.startswith("sqlite"):
+        raise UsageError("--store: give a PostgreSQL URL (SQLite runs in a new file of its own by default)")
+    else:
+        schema = f"rw_bench_serve_{os.getpid()}"
+        url = store + ("&" if "?" in store else "?") + f"schema={schema}"
+    replicas_started: list[_Replica] = []
+    try:
+        keys_file = work / "keys.yaml"
+        keys = {
+            t: add_key(keys_file, tenant=t, scopes=["recall", "write", "admin"], label=t) for t in TENANTS
+        }
+        ledger = _Ledger()
+        actors = [f"user-{i}" for i in range(actors_per_tenant)]
+        seeding = open_store(url)
+        try:
+            for tenant in TENANTS:
+                for actor in actors:
+                    internal = f"{tenant}:{actor}"
+                    added = seeding.add_records(persona_records(internal))
+                    ledger.owned[internal] = {r.id for r in added}
+            seeded = seeding.count_records()
+        finally:
+            seeding.close()
+
+        extra = ["--max-batch", str(max_batch)]
+        for i in range(replicas):
+            replicas_started.append(_Replica(url, keys_file, work / f"replica{i}.log", extra))
+        for replica in replicas_started:
+            replica.wait_ready()
+        plan = _plan(sessions, turns, actors)
+        before = sum(_embed_texts_counted(r.url, keys[TENANTS[0]]) for r in replicas_started)
+        load = asyncio.run(_drive(replicas_started, keys, plan, write_every, ledger, progress))
+        after = sum(_embed_texts_counted(r.url, keys[TENANTS[0]]) for r in replicas_started)
+        idle = asyncio.run(_idle(replicas_started[0], keys[TENANTS[0]], actors[0]))
+        exits = [r.stop() for r in replicas_started]
+        lost = _lost(url, ledger)
+        in_process = _in_process(url, plan, write_every, max_batch)
+        from ..embeddings import default_embedder
+
+        ceiling = _ceiling(default_embedder(), messages_for(400, seed=99), max_batch)
+        summary = load.summary()
+        per_turn = (after - before) / load.turns if load.turns else 0.0
+        needed = ceiling["batched_texts_per_s"] / per_turn if per_turn else 0.0
+        return {
+            "store": "sqlite (a new file)" if store is None else f"postgresql (schema {schema})",
+            "replicas": replicas,
+            "sessions": sessions,
+            "turns_per_session": turns,
+            "write_every": write_every,
+            "tenants": len(TENANTS),
+            "actors": len(TENANTS) * len(actors),
+            "seeded_records": seeded,
+            "http": summary,
+            "turns_per_s": summary["turns_per_s"],
+            "p95_ms": summary["p95_ms"],
+            "errors": summary["errors"],
+            "lost": lost["events"] + lost["records"],
+            "lost_by_kind": lost,
+            "cross_tenant_reads": ledger.cross_tenant,
+            "cross_actor_reads": ledger.cross_actor,
+            "embeddings_per_turn": round(per_turn, 3),
+            "ceiling": ceiling,
+            "ceiling_turns_per_s": round(needed, 1),
+            "ceiling_ratio": round(summary["turns_per_s"] / needed, 3) if needed else None,
+            "in_process": in_process,
+            "idle": {**idle, "embed_p50_ms": ceiling["embed_p50_ms"]},
+            "idle_overhead_ms": round(idle["p50_ms"] - ceiling["embed_p50_ms"], 2),
+            "replica_exit_codes": exits,
+        }
+    finally:
+        for replica in replicas_started:
+            replica.stop()
+        if schema is not None and store is not None:
+            _drop_schema(store, schema)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _plan(sessions: int, turns: int, actors: list[str]) -> list[tuple[str, str, str, list[str]]]:
+    """(tenant, actor, session id, messages) per session: tenants alternate, actors rotate."""
+    messages = messages_for(sessions * turns, seed=7)
+    return [
+        (
+            TENANTS[s % len(TENANTS)],
+            actors[(s // len(TENANTS)) % len(actors)],
+            f"s{s}",
+            messages[s * turns : (s + 1) * turns],
+        )
+        for s in range(sessions)
+    ]
+
+
+async def _drive(
+    replicas: list[_Replica],
+    keys: dict[str, str],
+    plan: list[tuple[str, str, str, list[str]]],
+    write_every: int,
+    ledger: _Ledger,
+    progress: Callable[[int], None] | None,
+) -> _Load:
+    import aiohttp  # the load driver: it shares the cores with the servers, so it must be light
+
+    load = _Load()
+    connector = aiohttp.TCPConnector(limit=len(plan) + 8)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as client:
+
+        async def post(url: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+            async with client.post(url, json=body, headers=headers) as r:
+                return r.status, (await r.json() if r.status == 200 else await r.text())
+
+        async def session(i: int, tenant: str, actor: str, sid: str, messages: list[str]) -> None:
+            base = replicas[i % len(replicas)].url  # a session sticks to one replica
+            headers = {"authorization": f"Bearer {keys[tenant]}"}
+            internal = f"{tenant}:{actor}"
+            for n, message in enumerate(messages):
+                try:
+                    t0 = time.perf_counter()
+                    status, body = await post(
+                        base + "/v1/recall",
+                        {"actor_id": actor, "session_id": sid, "message": message, "namespaces": NAMESPACES},
+                        headers,
+                    )
+                    load.turn_s.append(time.perf_counter() - t0)
+                    if status != 200:
+                        load.error(f"recall:{status}")
+                        continue
+                    if body["errors"]:
+                        load.error("recall:failed-open")
+                    ledger.check(internal, [rec["id"] for rec in body["records"]])
+                    for stage, ms in body["trace"]["timings_ms"].items():
+                        load.stages_ms.setdefault(stage, []).append(ms)
+                    t1 = time.perf_counter()
+                    event = {
+                        "actor_id": actor,
+                        "session_id": sid,
+                        "messages": [{"text": message}],
+                        "extract": False,
+                    }
+                    status, _ = await post(base + "/v1/events", event, headers)
+                    if status != 200:
+                        load.error(f"events:{status}")
+                    else:
+                        with ledger.lock:
+                            ledger.events[internal] = ledger.events.get(internal, 0) + 1
+                    if (n + 1) % write_every == 0:
+                        note = (
+                            f"In session {sid} the user said (note {n}): they keep a plant called Fern {n}."
+                        )
+                        status, written = await post(
+                            base + "/v1/records",
+                            {"actor_id": actor, "records": [{"text": note, "namespace": NAMESPACES[0]}]},
+                            headers,
+                        )
+                        if status != 200:
+                            load.error(f"records:{status}")
+                        else:
+                            with ledger.lock:
+                                ledger.records.setdefault(internal, set()).update(
+                                    rec["id"] for rec in written["records"]
+                                )
+                    load.write_s.append(time.perf_counter() - t1)
+                    load.turns += 1
+                    if progress is not None:
+                        progress(1)
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    load.error(f"http:{type(exc).__name__}")
+
+        started = time.perf_counter()
+        await asyncio.gather(*(session(i, *p) for i, p in enumerate(plan)))
+        load.wall_s = time.perf_counter() - started
+    return load
+
+
+async def _idle(replica: _Replica, key: str, actor: str, count: int = 40) -> dict[str, float]:
+    """Sequential recalls, one at a time, on an otherwise idle server."""
+    samples = []
+    async with httpx.AsyncClient(timeout=30.0) as client:
+        for message in messages_for(count + 5, seed=123)[:count]:
+            t0 = time.perf_counter()
+            await client.post(
+                replica.url + "/v1/recall",
+                json={"actor_id": actor, "message": message, "namespaces": NAMESPACES},
+                headers={"authorization": f"Bearer {key}"},
+            )
+            samples.append(time.perf_counter() - t0)
+    return {"recalls": count, "p50_ms": round(statistics.median(samples[5:]) * 1000, 2)}
+
+
+def _lost(url: str, ledger: _Ledger) -> dict[str, int]:
+    from ..stores import open_store
+
+    store = open_store(url)
+    try:
+        events = sum(max(0, n - len(store.list_events(actor))) for actor, n in ledger.events.items())
+        records = 0
+        for ids in ledger.records.values():
+            found = store.get_records(sorted(ids))
+            records += len(ids) - len(found)
+    finally:
+        store.close()
+    return {"events": events, "records": records}
+
+
+def _in_process(
+    url: str, plan: list[tuple[str, str, str, list[str]]], write_every: int, max_batch: int
+) -> dict[str, Any]:
+    """The same sessions as threads calling the service directly (no HTTP), on the same store."""
+    from ..records import MemoryRecord, resolve_namespace
+    from ..serve.service import MemoryService, Principal
+    from ..stores import open_store
+
+    service = MemoryService.open(open_store(url), max_batch=max_batch)
+    service.policy.warm_up()
+    load = _Load()
+    lock = threading.Lock()
+
+    def session(tenant: str, actor: str, sid: str, messages: list[str]) -> None:
+        who = Principal(tenant)
+        for n, message in enumerate(messages):
+            t0 = time.perf_counter()
+            try:
+                service.recall(who, actor, message, session_id=sid, namespaces=NAMESPACES)
+                elapsed = time.perf_counter() - t0
+                service.add_events(who, actor, sid, [{"text": message}], extract=False)
+                if (n + 1) % write_every == 0:
+                    internal = f"{tenant}:{actor}"
+                    service.store.add_records(
+                        [
+                            MemoryRecord(
+                                actor_id=internal,
+                                namespace=resolve_namespace(NAMESPACES[0], actor_id=internal),
+                                text=f"In-process session {sid} note {n}: a plant called Fern {n}.",
+                            )
+                        ]
+                    )
+            except Exception as exc:  # counted, as the HTTP run counts its errors
+                with lock:
+                    load.error(type(exc).__name__)
+                continue
+            with lock:
+                load.turn_s.append(elapsed)
+                load.turns += 1
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(len(plan)) as pool:
+        list(pool.map(lambda p: session(*p), plan))
+    load.wall_s = time.perf_counter() - started
+    service.close()
+    s = load.summary()
+    return {k: s[k] for k in ("turns", "turns_per_s", "p50_ms", "p95_ms", "p99_ms", "errors")}
+
+
+def _drop_schema(store: str, schema: str) -> None:
+    try:
+        import psycopg
+        from psycopg import sql
+
+        from ..stores.postgres.connection import split_url
+
+        conninfo, _, _ = split_url(store)
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+    except Exception as exc:  # the figures stand; say what was left behind
+        sys.stderr.write(f"recallwise: warning: could not drop schema {schema!r}: {exc}\n")

@@ -1,0 +1,83 @@
+"""``recallwise bench serve``: throughput and latency of real ``recallwise serve`` processes over HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import UsageError
+from . import emit_json, progress_enabled
+from .common import add_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="drive real recallwise serve processes over HTTP: turns/s, p50/p95/p99, lost writes",
+        description="Start recallwise serve replica(s) over one store, drive them with concurrent sessions "
+        "(recall, then the message stored as an event, a record every few turns; two tenants), then "
+        "check nothing was lost or leaked, and measure the same workload in process and the "
+        "embedder's batched ceiling in the same run.",
+    )
+    parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (default %(default)s)")
+    parser.add_argument("--turns", type=int, default=20, help="turns per session (default %(default)s)")
+    parser.add_argument("--replicas", type=int, default=1, help="server processes (default %(default)s)")
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="a PostgreSQL URL the replicas share (a schema of its own, dropped afterwards); "
+        "default: a new SQLite file",
+    )
+    parser.add_argument("--write-every", type=int, default=5, help="a record every N turns (default 5)")
+    parser.add_argument("--max-batch", type=int, default=16, help="the servers' embedding batch (default 16)")
+    add_json(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from ..bench.serve import bench_serve
+    except ImportError as exc:
+        raise UsageError(f"bench serve needs: pip install 'recallwise[serve]' ({exc})") from exc
+    if args.write_every < 1:
+        raise UsageError("--write-every must be at least 1")
+    bar: Any = None
+    if progress_enabled(args):
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.sessions * args.turns, desc="turns", unit="turn", file=sys.stderr, leave=False)
+    try:
+        result = bench_serve(
+            sessions=args.sessions,
+            turns=args.turns,
+            replicas=args.replicas,
+            store=args.store,
+            write_every=args.write_every,
+            max_batch=args.max_batch,
+            progress=bar.update if bar is not None else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        emit_json(result)
+        return 0
+    http, inproc, ceiling = result["http"], result["in_process"], result["ceiling"]
+    print(
+        f"{result['replicas']} replica(s) over {result['store']}: {result['sessions']} sessions x "
+        f"{result['turns_per_session']} turns, {result['tenants']} tenants\n"
+        f"  HTTP          {http['turns_per_s']:.1f} turns/s, p50 {http['p50_ms']:.1f} / "
+        f"p95 {http['p95_ms']:.1f} / p99 {http['p99_ms']:.1f} ms, errors {http['errors']}\n"
+        f"  in process    {inproc['turns_per_s']:.1f} turns/s, p95 {inproc['p95_ms']:.1f} ms\n"
+        f"  embedder      {ceiling['single_texts_per_s']:.0f} texts/s one at a time, "
+        f"{ceiling['batched_texts_per_s']:.0f} batched; "
+        f"{result['embeddings_per_turn']:.2f} embeddings a turn "
+        f"-> ceiling {result['ceiling_turns_per_s']:.1f} turns/s, ratio {result['ceiling_ratio']}\n"
+        f"  lost {result['lost']}, cross-tenant reads {result['cross_tenant_reads']}, "
+        f"cross-actor reads {result['cross_actor_reads']}\n"
+        f"  idle recall   p50 {result['idle']['p50_ms']:.1f} ms "
+        f"vs embed {result['idle']['embed_p50_ms']:.1f} ms "
+        f"(+{result['idle_overhead_ms']:.1f} ms)"
+    )
+    return 0
