@@ -781,3 +781,59 @@ def test_recallwise_embedding_is_a_mem0_embedder(minilm):
     assert np.allclose(embedding.embed_batch(["The user likes green tea."])[0], vector)
     assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
     assert embedding.embed_batch([]) == []
+
+
+# ---- recallwise bench locomo --via mem0 ----------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_locomo(tmp_path):
+    from recallwise.datasets.locomo import SPLITS
+    from test_bench_locomo import _tiny
+
+    for cid in SPLITS["dev"]:
+        _tiny(tmp_path, cid)
+    return tmp_path
+
+
+def test_bench_locomo_via_mem0(tiny_locomo, minilm):
+    from recallwise import default_decider
+    from recallwise.bench.locomo import run_locomo_mem0
+
+    out = run_locomo_mem0(
+        tiny_locomo, "dev", default_decider(), embedder=minilm, policy_options={"max_records": 2}
+    )
+    assert out["via"] == "mem0" and out["mem0ai"] == mem0.__version__
+    assert out["questions"] == 10 and out["conversations"] == 5
+    assert out["stock"]["recall"] == 1.0  # five memories: mem0's top 20 returns every one above its floor
+    assert out["stock"]["records_per_question"] > out["gated"]["records_per_question"]
+    assert out["gated"]["records_per_question"] <= 2
+    assert out["gated"]["recall"] == 1.0 and out["gated"]["gate_open_rate"] == 1.0
+    chat = out["chit_chat"]
+    assert chat["messages"] % 5 == 0 and chat["messages"] > 0
+    assert chat["gated_injected_rate"] < chat["stock_injected_rate"]
+    assert out["errors_by_kind"] == {}
+
+
+def test_bench_locomo_cli_via_mem0(tiny_locomo):
+    import subprocess
+    import sys
+
+    command = [
+        sys.executable,
+        "-m",
+        "recallwise",
+        "bench",
+        "locomo",
+        "--data",
+        str(tiny_locomo),
+        "--via",
+        "mem0",
+    ]
+    out = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["via"] == "mem0" and data["top_k"] == 20 and data["questions"] == 10
+    refused = subprocess.run([*command, "--route"], capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2
+    assert "--route" in refused.stderr and "Traceback" not in refused.stderr
