@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
             given.append("--gated-top-k")
         if given:
             raise UsageError(
-                f"{', '.join(given)} do not apply with --via mem0: each conversation is one mem0 user, "
+                f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply with --via mem0: "
+                "each conversation is one mem0 user, "
                 "and the gated arm judges what mem0's own search returns"
             )
     if args.top_k is None:
@@ -217,7 +218,8 @@ def _print_mem0(result: dict) -> None:
         ("records / question", s["records_per_question"], g["records_per_question"]),
         (f"tokens / question ({result['tokenizer']})", s["tokens_per_question"], g["tokens_per_question"]),
         (
-            f"chit-chat injected ({chat['messages']} held-out messages)",
+            f"chit-chat injected ({chat['messages'] // max(result['conversations'], 1)} held-out "
+            f"messages x {result['conversations']} memories)",
             chat["stock_injected_rate"],
             chat["gated_injected_rate"],
         ),
