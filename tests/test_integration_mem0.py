@@ -778,6 +778,7 @@ def test_recallwise_embedding_is_a_mem0_embedder(minilm):
     embedding = RecallwiseEmbedding(minilm)
     vector = embedding.embed("The user likes green tea.", "add")
     assert len(vector) == minilm.dimension == embedding.dimension
+    assert embedding.config.embedding_dims == minilm.dimension  # what mem0 reads off an embedder
     assert np.allclose(embedding.embed_batch(["The user likes green tea."])[0], vector)
     assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
     assert embedding.embed_batch([]) == []

@@ -146,8 +146,11 @@ class RecallwiseEmbedding(EmbeddingBase):
     """
 
     def __init__(self, embedder: Embedder | None = None) -> None:
-        super().__init__(None)
-        self.embedder = _cached(embedder)
+        from mem0.configs.embeddings.base import BaseEmbedderConfig
+
+        chosen = _cached(embedder)
+        super().__init__(BaseEmbedderConfig(model=chosen.name, embedding_dims=chosen.dimension))
+        self.embedder = chosen
 
     @property
     def dimension(self) -> int:
