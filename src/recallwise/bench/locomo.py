@@ -56,6 +56,7 @@ __all__ = [
     "load_conversation",
     "load_split",
     "run_locomo",
+    "run_locomo_mem0",
 ]
 
 #: the per-question token budgets at which ``recall_at_tokens`` compares the arms
@@ -342,4 +343,149 @@ def heldout_gate_rates(decider: Decider | None, embedder: Embedder) -> dict[str,
         "n": len(rows),
         "non_memory_closed_rate": round(closed / max(negatives, 1), 4),
         "memory_open_rate": round(opened / max(positives, 1), 4),
+    }
+
+
+# ---- through mem0 (``recallwise bench locomo --via mem0``) ------------------------------------------
+
+
+def run_locomo_mem0(
+    data_dir: str | Path,
+    split: str,
+    decider: Decider | None,
+    *,
+    top_k: int = 20,
+    max_records: int | None = 5,
+    embedder: Embedder | None = None,
+    policy_options: dict[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """mem0 stock vs mem0 gated on LoCoMo: one real, offline mem0 ``Memory`` per conversation
+    (local qdrant in a temporary directory, recallwise's embedder, ``add(..., infer=False)``: one
+    memory per observation, its session in the metadata), one mem0 user per conversation.
+
+    The stock arm is ``memory.search(question, filters={"user_id": ...}, top_k=top_k)`` (mem0's
+    defaults otherwise: threshold 0.1, no reranker) and injects everything it returns; the gated
+    arm is the same call through :class:`~recallwise.integrations.mem0.GatedMem0` (the judge keeps
+    at most ``max_records`` of those same records). Both arms' tokens are those of the returned
+    memories' texts in one ``<user_context>`` block. ``chit_chat`` is the held-out non-memory
+    messages (greetings, thanks, arithmetic, definitions) asked against every conversation's
+    memory: how often each arm injects anything. Needs ``recallwise[mem0]``.
+    """
+    import importlib.metadata
+    import tempfile
+
+    from ..integrations.mem0 import GatedMem0, local_memory
+    from ..policy import pack_context
+
+    options = dict(policy_options or {})
+    options.pop("gated_top_k", None)
+    max_records = options.pop("max_records", max_records)
+    conversations = load_split(data_dir, split)
+    embedder = embedder or default_embedder()
+    if on_start:
+        on_start(sum(len(c.questions) for c in conversations))
+    stock, gated = _Arm(), _Arm()
+    chit_chat = {"stock": _Arm(), "gated": _Arm()}
+    heldout_rows = [row for row in _heldout_rows() if not row["label"]]
+    line_tokens = _LineTokens()
+    errors: dict[str, int] = {}
+
+    def block_tokens(texts: Sequence[str]) -> int:
+        block, _ = pack_context(texts, max_record_chars=1 << 40, max_context_chars=1 << 40)
+        return count_tokens(block) if block else 0
+
+    with tempfile.TemporaryDirectory(prefix="recallwise-locomo-mem0-") as workdir:
+        for conv in conversations:
+            memory = local_memory(Path(workdir) / conv.id, embedder=embedder, collection_name=conv.id)
+            # one batch through the shared cache: each add below finds its vector there
+            memory.embedding_model.embed_batch([obs.text for obs in conv.observations])
+            mem0_id: dict[str, str] = {}
+            for obs in conv.observations:
+                added = memory.add(
+                    obs.text,
+                    user_id=conv.actor_id,
+                    infer=False,
+                    metadata={"speaker": obs.speaker, "session": obs.session, "date": obs.date},
+                )
+                mem0_id[obs.id] = added["results"][0]["id"]
+            gate = GatedMem0(
+                memory,
+                decider=decider,
+                max_records=max_records,
+                # each question (and each non-memory message) is a probe of its own
+                **{"follow_up_conversations": 0, **options},
+            )
+            scope = {"user_id": conv.actor_id}
+            for question in conv.questions:
+                relevant = {mem0_id[r] for r in question.relevant}
+                base = memory.search(question.text, filters=scope, top_k=top_k)["results"]
+                kept = gate.search(question.text, filters=scope, top_k=top_k)["results"]
+                stock_order = [(item["id"], item["memory"]) for item in base]
+                for arm, items in ((stock, base), (gated, kept)):
+                    injected = {item["id"] for item in items}
+                    arm.recall.append(len(relevant & injected) / len(relevant))
+                    arm.any_hit.append(1.0 if relevant & injected else 0.0)
+                    arm.records.append(len(items))
+                    arm.tokens.append(block_tokens([item["memory"] for item in items]))
+                    arm.categories.append(question.category)
+                recall = gate.last_recall
+                candidates = recall.trace.candidates if recall is not None else []
+                gated_order = _arm_ranking(candidates, by_judge=True)
+                stock.at_tokens.append(
+                    {b: _recall_within(stock_order, relevant, b, line_tokens) for b in TOKEN_BUDGETS}
+                )
+                gated.at_tokens.append(
+                    {b: _recall_within(gated_order, relevant, b, line_tokens) for b in TOKEN_BUDGETS}
+                )
+                stock.at_gated_tokens.append(
+                    _recall_within(stock_order, relevant, gated.tokens[-1], line_tokens)
+                )
+                if recall is not None:
+                    gated.errors += len(recall.trace.errors)
+                    gated.gate_open.append(1.0 if recall.trace.gate_open else 0.0)
+                    gated.rescored.append(1.0 if "rescore" in recall.trace.timings_ms else 0.0)
+                    _judge_ranking(gated, candidates, relevant)
+                if progress:
+                    progress(1)
+            for row in heldout_rows:
+                base = memory.search(row["text"], filters=scope, top_k=top_k)["results"]
+                kept = gate.search(row["text"], filters=scope, top_k=top_k)["results"]
+                for name, items in (("stock", base), ("gated", kept)):
+                    arm = chit_chat[name]
+                    arm.recall.append(1.0 if items else 0.0)
+                    arm.records.append(len(items))
+                    arm.tokens.append(block_tokens([item["memory"] for item in items]))
+            for kind, count in gate.stats.errors_by_kind.items():
+                errors[kind] = errors.get(kind, 0) + count
+            gate.close()
+            memory.vector_store.client.close()
+    keep_options = RecallOptions.of(None, {"max_records": max_records, **options})
+    return {
+        "via": "mem0",
+        "mem0ai": importlib.metadata.version("mem0ai"),
+        "split": split,
+        "conversations": len(conversations),
+        "questions": len(stock.recall),
+        "top_k": top_k,
+        "gated_keep": _keep_options(keep_options),
+        "decider": getattr(decider, "name", "none") if decider is not None else "none",
+        "embedder": embedder.name,
+        "tokenizer": TOKENIZER_NAME,
+        "stock": stock.summary(gated=False),
+        "gated": gated.summary(gated=True),
+        "chit_chat": {
+            "messages": len(chit_chat["stock"].recall),
+            **{
+                f"{name}_{key}": value
+                for name, arm in chit_chat.items()
+                for key, value in (
+                    ("injected_rate", _mean(arm.recall)),
+                    ("records_per_message", _mean(arm.records)),
+                    ("tokens_per_message", _mean(arm.tokens)),
+                )
+            },
+        },
+        "errors_by_kind": errors,
     }

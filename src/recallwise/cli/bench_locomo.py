@@ -7,7 +7,7 @@ import sys
 
 from tqdm import tqdm
 
-from ..bench.locomo import run_locomo
+from ..bench.locomo import run_locomo, run_locomo_mem0
 from ..errors import UsageError
 from ..policy import EPISODIC_OPTIONS
 from . import emit_json, progress_enabled
@@ -35,7 +35,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_decider(parser)
     add_embedder(parser, "the LoCoMo stores (records and questions)")
-    parser.add_argument("--top-k", type=int, default=10, help="records searched per namespace (default 10)")
+    parser.add_argument(
+        "--via",
+        choices=["policy", "mem0"],
+        default="policy",
+        help="policy (default): recallwise's store and policy; mem0: a real offline mem0 Memory per "
+        "conversation, mem0's own search (stock) vs GatedMem0 (gated) at the same records and embedder "
+        "(needs recallwise[mem0])",
+    )
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=None,
+        help="records searched per namespace (default 10); with --via mem0, mem0's top_k "
+        "(default 20, mem0's own)",
+    )
     parser.add_argument(
         "--max-records",
         type=int,
@@ -65,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--layout",
         choices=["speakers", "shared"],
-        default="speakers",
+        default=None,
         help="one namespace per speaker (default) or one shared namespace",
     )
     parser.add_argument(
@@ -76,6 +90,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.via == "mem0":
+        given = [flag for flag, value in (("--layout", args.layout), ("--route", args.route)) if value]
+        if args.gated_top_k is not None:
+            given.append("--gated-top-k")
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply with --via mem0: "
+                "each conversation is one mem0 user, "
+                "and the gated arm judges what mem0's own search returns"
+            )
+    if args.top_k is None:
+        args.top_k = 20 if args.via == "mem0" else 10
+    args.layout = args.layout or "speakers"
     if args.top_k < 1 or args.max_records < 1:
         raise UsageError("--top-k and --max-records must be at least 1")
     # LoCoMo's records are episodic (observations of each session): the gated arm runs with
@@ -97,6 +124,24 @@ def run(args: argparse.Namespace) -> int:
         if progress_enabled(args):
             bar = tqdm(total=total, unit="q", desc=f"LoCoMo {args.split}", leave=False, file=sys.stderr)
 
+    if args.via == "mem0":
+        result = run_locomo_mem0(
+            args.data,
+            args.split,
+            decider,
+            top_k=args.top_k,
+            embedder=embedder_from_args(args),
+            policy_options=options,
+            on_start=start,
+            progress=(lambda n: bar.update(n) if bar else None),
+        )
+        if bar is not None:
+            bar.close()
+        if args.json:
+            emit_json(result)
+            return 0
+        _print_mem0(result)
+        return 0
     result = run_locomo(
         args.data,
         args.split,
@@ -155,3 +200,34 @@ def run(args: argparse.Namespace) -> int:
         f"search {lat['search_p50']:.2f} ms"
     )
     return 0
+
+
+def _print_mem0(result: dict) -> None:
+    s, g, chat = result["stock"], result["gated"], result["chit_chat"]
+    if g.get("decider_errors") or result["errors_by_kind"]:
+        kinds = ", ".join(f"{k} x{v}" for k, v in sorted(result["errors_by_kind"].items()))
+        print(f"WARNING: errors in the gated arm ({kinds or 'decider'}); those questions failed open.")
+    print(
+        f"LoCoMo {result['split']} through mem0 {result['mem0ai']}: {result['conversations']} conversations, "
+        f"{result['questions']} questions, decider {result['decider']}, embedder {result['embedder']}, "
+        f"mem0 top_k {result['top_k']}\n"
+    )
+    rows = [
+        ("evidence recall", s["recall"], g["recall"]),
+        ("any evidence hit", s["any_hit"], g["any_hit"]),
+        ("records / question", s["records_per_question"], g["records_per_question"]),
+        (f"tokens / question ({result['tokenizer']})", s["tokens_per_question"], g["tokens_per_question"]),
+        (
+            f"chit-chat injected ({chat['messages'] // max(result['conversations'], 1)} held-out "
+            f"messages x {result['conversations']} memories)",
+            chat["stock_injected_rate"],
+            chat["gated_injected_rate"],
+        ),
+        ("chit-chat records / message", chat["stock_records_per_message"], chat["gated_records_per_message"]),
+    ]
+    print(table(rows, ["", "mem0 stock", "mem0 gated"]))
+    print(
+        f"\ngate opens on {g['gate_open_rate']:.1%} of LoCoMo questions; judge mean per-question AUC "
+        f"{g['judge_mean_auc']:.3f}, precision@k {g['judge_p_at_k']:.3f}; stock cut to the gated arm's "
+        f"tokens: recall {s['recall_at_gated_tokens']:.3f}"
+    )
