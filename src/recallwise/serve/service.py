@@ -420,7 +420,14 @@ def recall_body(result: Recall, actor: _Actor) -> dict[str, Any]:
         "gated": trace.gated,
         "gate_open": trace.gate_open,
         "retrieved": result.retrieved,
-        "follow_up": trace.follow_up_p is not None and result.retrieved and trace.gate_open is False,
+        # retrieved although the gate alone would have closed: the follow-up question opened it
+        "follow_up": bool(
+            result.retrieved
+            and trace.follow_up_p is not None
+            and trace.gate_p is not None
+            and trace.gate_threshold is not None
+            and trace.gate_p < trace.gate_threshold
+        ),
         "context": result.context,
         "context_tokens": trace.context_tokens,
         "records": [
