@@ -1,4 +1,4 @@
-"""``--embedder`` on the commands, and issue 14's bad input, run as a user runs them."""
+"""``--embedder`` on the commands, and the multilingual bad input, run as a user runs them."""
 
 from __future__ import annotations
 

@@ -543,11 +543,11 @@ def test_the_memory_id_pattern_is_the_services() -> None:
     assert model.shape_for("MemoryId").metadata["pattern"] == _MEMORY_ID.pattern
 
 
-def test_the_readme_agentcore_snippet_uses_a_placeholder_that_is_refused_plainly() -> None:
+def test_the_docs_agentcore_snippet_uses_a_placeholder_that_is_refused_plainly() -> None:
     from recallwise.stores.agentcore import validate_memory_id
 
-    readme = (ROOT / "README.md").read_text()
-    placeholders = re.findall(r'memory_id="([^"]*)"', readme)
+    docs = (ROOT / "docs" / "integrations.md").read_text()
+    placeholders = re.findall(r'memory_id="([^"]*)"', docs)
     assert placeholders and "MEMORY_ID" not in placeholders
     for placeholder in placeholders:
         with pytest.raises(UsageError, match="like my_memory-a1B2c3D4e5"):
@@ -572,8 +572,9 @@ def test_the_readme_ingest_line_is_one_ingest_loads(tmp_path: Path) -> None:
 
 
 def test_benchmarks_and_readme_name_no_path_of_the_development_machine() -> None:
-    for name in ("BENCHMARKS.md", "README.md"):
-        text = (ROOT / name).read_text()
+    for path in [ROOT / "BENCHMARKS.md", ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        name = path.name
+        text = path.read_text()
         assert not re.search(r"(/work/|/root/|\.\./shared/|XDG_CACHE_HOME)", text), name
 
 

@@ -2,7 +2,7 @@
 
 Quality on the held-out sets is measured by ``recallwise tune`` (README, "Languages"); these
 tests pin the behaviour: which model decides what, that English turns cost no second
-embedding, and the bad input of issue 14 (unsupported scripts, emoji only, right-to-left
+embedding, and the bad input of the multilingual work (unsupported scripts, emoji only, right-to-left
 controls, mixed scripts).
 """
 

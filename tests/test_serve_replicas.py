@@ -4,7 +4,7 @@ Both start at once (the migration runs once, under its advisory lock), writes th
 are read through the other, concurrent writes from both are all kept, and no tenant reads
 another's records through either replica. Follow-up memory is per replica: a session that
 stays on its replica (session affinity) gets its follow-up; one that moves is decided on its
-own message, and that is what the README says.
+own message, and that is what docs/service.md says.
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ class TuneResult:
         return next(c for c in self.candidates if c.name == name)
 
     def json(self) -> dict[str, Any]:
-        """The ``--json`` object (issue 5's keys; each candidate also carries its error count)."""
+        """The ``--json`` object (each candidate also carries its error count)."""
         body: dict[str, Any] = {"backend": self.backend}
         if self.kind == "gate":
             body["n"] = self.n
