@@ -429,7 +429,7 @@ async def test_the_searcher_serves_the_turn_it_is_awaited_in():
     manager asked, for what it asked; outside one (a direct policy call), a member store for its
     own count. The sync ``search`` runs it in a fresh loop, and says what to do on a loop thread."""
     from recallwise.integrations._foreign import searching
-    from recallwise.integrations.strands_memory import _Turn
+    from recallwise.integrations.strands.gate import _Turn
 
     store = seeded("facts", FACTS)
     gate = MemoryGate(AlwaysOpen())
@@ -705,3 +705,15 @@ def test_agentcore_writes_pass_through_the_gate():
     asyncio.run(stores[0].add_messages([message], None))
     assert len(fake.events) == 1 and fake.events[0]["actorId"] == "u1"
     assert "I moved to Lisbon." in json.dumps(fake.events[0]["payload"])
+
+
+def test_the_old_module_path_still_imports_with_a_deprecation_warning() -> None:
+    import importlib
+    import sys
+
+    sys.modules.pop("recallwise.integrations.strands_memory", None)
+    with pytest.warns(DeprecationWarning, match="recallwise.integrations.strands"):
+        old = importlib.import_module("recallwise.integrations.strands_memory")
+    from recallwise.integrations.strands import GatedMemoryStore
+
+    assert old.GatedMemoryStore is GatedMemoryStore

@@ -25,7 +25,7 @@ from strands.models.model import Model
 
 from ..deciders import Decider
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
-from ..integrations.strands_memory import RecallwiseMemoryStore, gated_injection, gated_stores
+from ..integrations.strands import RecallwiseMemoryStore, gated_injection, gated_stores
 from ..policy import count_tokens
 from ..policy.stats import COUNTER_NAMES
 from ..stores.base import MemoryStore

@@ -1,0 +1,531 @@
+"""MemoryGate and GatedMemoryStore: one gate decision per MemoryManager turn over any Strands ``MemoryStore``
+(the package docstring, :mod:`recallwise.integrations.strands`, says how)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar, cast
+
+import numpy as np
+from strands.memory import MemoryEntry
+from strands.memory import MemoryStore as StrandsMemoryStore
+from strands.memory.types import SearchOptions
+
+from ...deciders import Decider, default_decider
+from ...embeddings import Embedder, default_embedder
+from ...errors import StoreError, UsageError
+from ...policy import Recall, RecallPolicy, RecallStats
+from ...records import (
+    MemoryRecord,
+    SearchHit,
+    render_text,
+    score_from_cosine,
+    validate_id,
+)
+from .._foreign import NO_BUDGET, at_most, current_search, run_sync, searching
+
+T = TypeVar("T")
+
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT: Any = object()
+
+#: The optional methods of Strands' ``MemoryStore`` protocol, detected on the store's type.
+OPTIONAL_METHODS = ("add", "add_messages", "initialize", "get_tools")
+#: What every Strands memory store has besides ``search``.
+REQUIRED_ATTRIBUTES = ("name", "description", "max_search_results", "writable", "extraction")
+#: Policy options a gate sets itself (the manager says how many entries each store returns).
+_GATE_OWNS = ("namespaces", "top_k", "max_context_chars", "max_record_chars")
+
+
+def implements(store: object, method: str) -> bool:
+    """Whether ``store``'s type really implements ``method`` (Strands' own rule: a method merely
+    inherited from the ``MemoryStore`` protocol's default body does not count)."""
+    found = getattr(type(store), method, None)
+    return found is not None and found is not getattr(StrandsMemoryStore, method, None) and callable(found)
+
+
+def _check_memory_store(inner: object) -> None:
+    missing = [] if callable(getattr(type(inner), "search", None)) else ["async search(query, options)"]
+    missing += [name for name in REQUIRED_ATTRIBUTES if not hasattr(inner, name)]
+    if missing:
+        raise UsageError(
+            f"GatedMemoryStore wraps a Strands MemoryStore; {type(inner).__name__} has no "
+            f"{', '.join(missing)}"
+        )
+    name = getattr(inner, "name", None)
+    if not isinstance(name, str) or not name.strip():
+        raise UsageError(f"GatedMemoryStore: the store's name must be a non-empty string, got {name!r}")
+
+
+# ---- one turn ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Ask:
+    """What the manager asked one store for this turn."""
+
+    store: GatedMemoryStore
+    options: SearchOptions | None  # forwarded to the inner store
+    cap: int | None  # the entries the manager asked for (None: whatever the inner store returns)
+
+
+@dataclass
+class _Turn:
+    """The searches of one turn: which stores (by namespace key), and what came back.
+
+    Each namespace is written by its own search only (one key each), so no lock is needed."""
+
+    query: str
+    asks: dict[str, _Ask]
+    entries: dict[str, list[Any]] = field(default_factory=dict)
+    errors: dict[str, BaseException] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def cap(self) -> int | None:
+        """The most entries the turn returns: the largest count the manager asked a store for
+        (None when a store was asked for no count)."""
+        caps = [ask.cap for ask in self.asks.values()]
+        return max(cast(list[int], caps)) if caps and None not in caps else None
+
+
+class StrandsSearcher:
+    """The policy's view of a gate's Strands stores: one namespace per store (see ``Searcher``).
+
+    ``asearch(namespace, ...)`` awaits the store behind ``namespace`` with what the manager asked
+    of it this turn (the turn the gate is deciding, :func:`~recallwise.integrations._foreign.searching`),
+    embeds the entries' text in one batch and scores each by cosine relevance to the query.
+    Entries with empty or non-text content are skipped and counted (``stats.records_skipped``).
+    Outside a gate's turn (a direct ``policy.arecall``) a store is asked for its own default count.
+    """
+
+    local = False  # a foreign store may be remote: the policy applies its deadline and breaker
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        members: Mapping[str, GatedMemoryStore],
+        stats: RecallStats,
+        *,
+        vector_cache_size: int = 4096,
+    ) -> None:
+        self.embedder = embedder
+        self.members = members
+        self.stats = stats
+        self._lock = threading.Lock()
+        # A store returns the same memories turn after turn: their vectors are kept (bounded LRU,
+        # by rendered text) so each is embedded once, not on every turn it comes back.
+        self.vector_cache_size = max(int(vector_cache_size), 0)
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def search(
+        self,
+        namespace: str,
+        query: np.ndarray | str,
+        top_k: int = 10,
+        *,
+        actor_id: str | None = None,
+        text: str | None = None,
+        mode: Literal["dense", "hybrid"] = "dense",
+    ) -> list[SearchHit]:
+        """:meth:`asearch` for a direct ``policy.recall`` (Strands stores are async only)."""
+        return run_sync(self.asearch(namespace, query, top_k, actor_id=actor_id, text=text, mode=mode))
+
+    async def asearch(
+        self,
+        namespace: str,
+        query: np.ndarray | str,
+        top_k: int = 10,
+        *,
+        actor_id: str | None = None,
+        text: str | None = None,
+        mode: Literal["dense", "hybrid"] = "dense",
+    ) -> list[SearchHit]:
+        """The inner store awaited on the running loop; its entries embedded in a worker thread."""
+        turn: _Turn | None = current_search(self)
+        if turn is None:
+            store = self.members.get(namespace)
+            turn = _Turn(text or "", {namespace: _Ask(store, None, None)} if store is not None else {})
+        ask = turn.asks.get(namespace)
+        if ask is None:  # a store the manager did not ask this turn (search_memory naming stores)
+            return []
+        try:
+            entries = await ask.store.inner.search(turn.query, ask.options)
+        except Exception as exc:
+            # The store's own search re-raises it to the manager; the policy counts it by kind
+            # (botocore's error code, e.g. ThrottlingException).
+            turn.errors[namespace] = exc
+            raise
+        return await asyncio.to_thread(self._hits, turn, namespace, query, entries, actor_id)
+
+    def embed_entries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts``: cached ones reused, the rest embedded in one batch."""
+        with self._lock:
+            cached = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for text in cached:
+                self._vectors.move_to_end(text)
+        missing = list(dict.fromkeys(t for t in texts if t not in cached))
+        if missing:
+            fresh = np.asarray(self.embedder.embed(missing), dtype=np.float32)
+            cached.update(zip(missing, fresh, strict=True))
+            if self.vector_cache_size:
+                with self._lock:
+                    for text, vector in zip(missing, fresh, strict=True):
+                        self._vectors[text] = vector
+                    while len(self._vectors) > self.vector_cache_size:
+                        self._vectors.popitem(last=False)
+        return np.stack([cached[t] for t in texts])
+
+    def _hits(
+        self, turn: _Turn, namespace: str, query: np.ndarray | str, entries: Any, actor_id: str | None
+    ) -> list[SearchHit]:
+        name = turn.asks[namespace].store.name
+        if not isinstance(entries, (list, tuple)):
+            raise StoreError(
+                f"{name}: search returned {type(entries).__name__}, not a list of MemoryEntry",
+                kind="bad_response",
+            )
+        usable = [
+            (index, entry.content)
+            for index, entry in enumerate(entries)
+            if isinstance(getattr(entry, "content", None), str) and entry.content.strip()
+        ]
+        turn.entries[namespace] = list(entries)
+        turn.skipped[namespace] = len(entries) - len(usable)
+        if len(usable) < len(entries):
+            self.stats.add(records_skipped=len(entries) - len(usable))
+        if not usable:
+            return []
+        vectors = self.embed_entries([render_text(content) for _, content in usable])
+        query_vector = (
+            np.asarray(query, dtype=np.float32)
+            if isinstance(query, np.ndarray)
+            else np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        )
+        hits = []
+        for (index, content), vector in zip(usable, vectors, strict=True):
+            metadata = getattr(entries[index], "metadata", None)
+            foreign = metadata.get("_id", metadata.get("id")) if isinstance(metadata, Mapping) else None
+            record = MemoryRecord(
+                actor_id=actor_id or "strands",
+                namespace=namespace,
+                text=content,
+                id=f"{namespace}#{index}",  # unique within the turn; the store's own id is kept below
+                metadata={"store": name, "entry": index, **({"id": foreign} if foreign is not None else {})},
+                embedding=vector,
+            )
+            hits.append(SearchHit(record, score_from_cosine(float(vector @ query_vector))))
+        return hits
+
+
+# ---- the gate ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Batch:
+    """Searches for one query that started in the same event-loop step."""
+
+    query: str
+    asks: dict[str, _Ask] = field(default_factory=dict)
+    task: asyncio.Task[dict[str, Any]] | None = None
+
+
+class MemoryGate:
+    """One :class:`~recallwise.policy.RecallPolicy` shared by the Strands stores it gates.
+
+    ``decider``: the embedded offline default when left out; ``None`` makes every member a plain
+    pass-through (the control arm). ``over_fetch`` (>= 1) asks each inner store for that many times
+    the entries the manager asked for, so the judge can reach entries the store ranked lower; the
+    default 1 forwards the manager's own count (Strands' default injection already asks each store
+    for a candidate set of ``max_entries``). ``route=True`` lets the decider choose between the
+    stores by their ``description`` (all members need one; off by default, as in the policy:
+    routing cost recall on LoCoMo). ``actor_id`` / ``session_id`` scope the decision cache and the
+    decision log. Other keywords go to :class:`~recallwise.policy.RecallPolicy` (``keep``,
+    ``max_records``, thresholds, ``decider_timeout_s``, ``store_timeout_s``, breaker settings,
+    ``stats``, ``log``, ``cache_size``).
+    """
+
+    def __init__(
+        self,
+        decider: Decider | Any | None = _DEFAULT,
+        *,
+        over_fetch: float = 1.0,
+        route: bool = False,
+        actor_id: str = "strands",
+        session_id: str | None = None,
+        embedder: Embedder | None = None,
+        stats: RecallStats | None = None,
+        **policy_options: Any,
+    ) -> None:
+        owned = [name for name in _GATE_OWNS if name in policy_options]
+        if owned:
+            raise UsageError(
+                f"MemoryGate sets {', '.join(owned)} itself (the memory manager says how many entries "
+                "each store returns; use over_fetch= to ask the stores for more)"
+            )
+        if not (isinstance(over_fetch, (int, float)) and math.isfinite(over_fetch) and over_fetch >= 1):
+            raise UsageError(f"over_fetch must be a number >= 1, got {over_fetch!r}")
+        self.decider = default_decider() if decider is _DEFAULT else decider
+        self.over_fetch = float(over_fetch)
+        self.route = route
+        self.actor_id = validate_id(actor_id, "actor_id")
+        self.session_id = validate_id(session_id, "session_id") if session_id is not None else None
+        self.stats = stats or RecallStats()
+        self.policy_options = policy_options
+        if embedder is None:  # the judge compares vectors: embed with the decider's own model
+            embedder = getattr(self.decider, "embedder", None) or default_embedder()
+        self._members: dict[str, GatedMemoryStore] = {}  # by namespace key
+        self.searcher = StrandsSearcher(embedder, self._members, self.stats)
+        #: the most recent turn's decision (context, kept records, trace); None before the first
+        self.last_recall: Recall | None = None
+        #: the judge's probability of each entry kept in the most recent turn, by (store name, content)
+        self.last_kept: dict[tuple[str, str], float | None] = {}
+        self.policy: RecallPolicy | None = None
+        self._forming: dict[tuple[int, str], _Batch] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def members(self) -> list[GatedMemoryStore]:
+        return list(self._members.values())
+
+    def wrap(self, inner: Any) -> GatedMemoryStore:
+        """``inner`` wrapped as a member of this gate."""
+        return GatedMemoryStore(inner, gate=self)
+
+    def join(self, store: GatedMemoryStore) -> str:
+        """Add a member (its constructor does this); returns its namespace key in the policy."""
+        key = store.name.replace("{", "(").replace("}", ")")  # a namespace template takes no braces
+        with self._lock:
+            if key in self._members:
+                raise UsageError(f"a MemoryGate already has a store named {store.name!r}")
+            self._members[key] = store
+            if self.decider is not None:
+                self._build_policy()
+        return key
+
+    def _build_policy(self) -> None:
+        old, keys = self.policy, list(self._members)
+        descriptions = {k: self._members[k].description for k in keys}
+        described = all(isinstance(d, str) and d for d in descriptions.values())
+        routed = self.route and len(keys) >= 2 and described
+        self.policy = RecallPolicy(
+            self.searcher,
+            decider=self.decider,
+            namespaces=cast(dict[str, str], descriptions) if routed else keys,
+            stats=self.stats,
+            **NO_BUDGET,
+            **self.policy_options,
+        )
+        if old is not None:
+            old.close()
+
+    def report(self) -> str:
+        """The policy's report: errors first, entries skipped as not text among the counts."""
+        return self.stats.report()
+
+    def close(self) -> None:
+        if self.policy is not None:
+            self.policy.close()
+
+    # ---- one store's search -------------------------------------------------------------------
+    async def search(
+        self, store: GatedMemoryStore, query: str, options: SearchOptions | None = None
+    ) -> list[MemoryEntry]:
+        """``store.search(query, options)`` through the gate (see the module docs)."""
+        if self.policy is None:
+            return cast(list[MemoryEntry], await store.inner.search(query, options))
+        loop = asyncio.get_running_loop()
+        key = (id(loop), query)
+        batch = self._forming.get(key)
+        if batch is None or store.key in batch.asks:
+            batch = _Batch(query)
+            self._forming[key] = batch
+            # The turn starts in the next loop step: after the other stores' searches that the
+            # manager started in this one (asyncio.gather schedules them all before any runs).
+            batch.task = loop.create_task(self._turn(key, batch))
+        batch.asks[store.key] = self._ask(store, options)
+        assert batch.task is not None
+        outcome = (await asyncio.shield(batch.task))[store.key]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return cast(list[MemoryEntry], outcome)
+
+    def _ask(self, store: GatedMemoryStore, options: SearchOptions | None) -> _Ask:
+        wanted = options.get("max_search_results") if options is not None else None
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 1:
+            return _Ask(store, options, None)  # the inner store applies (or rejects) its own count
+        forwarded = options
+        if self.over_fetch > 1:
+            more = math.ceil(wanted * self.over_fetch)
+            forwarded = cast(SearchOptions, {**(options or {}), "max_search_results": more})
+        return _Ask(store, forwarded, wanted)
+
+    async def _turn(self, key: tuple[int, str], batch: _Batch) -> dict[str, Any]:
+        if self._forming.get(key) is batch:
+            del self._forming[key]
+        policy = self.policy
+        assert policy is not None
+        # One policy turn over the stores the manager asked, keeping at most the count it asked for.
+        with searching(self.searcher, _Turn(batch.query, dict(batch.asks))) as turn:
+            recall = await policy.arecall(
+                batch.query,
+                actor_id=self.actor_id,
+                session_id=self.session_id,
+                namespaces=list(turn.asks),
+                max_records=at_most(policy.options.max_records, turn.cap),
+            )
+        return self._share(recall, turn)
+
+    def _share(self, recall: Recall, turn: _Turn) -> dict[str, Any]:
+        """Each store's part of the turn: its kept entries, best first (a failed store: its error)."""
+        out: dict[str, Any] = {key: [] for key in turn.asks}
+        out.update(turn.errors)
+        kept: dict[tuple[str, str], float | None] = {}
+        for record in recall.records:  # best first; none when a search failed
+            key = record.record.namespace
+            entry = turn.entries[key][record.record.metadata["entry"]]
+            out[key].append(entry)
+            kept[(turn.asks[key].store.name, entry.content)] = record.judge_p
+        skipped = sum(turn.skipped.values())
+        if skipped:
+            recall.trace.notes.append(f"{skipped} entries with empty or non-text content skipped")
+        self.last_recall, self.last_kept = recall, kept
+        return out
+
+
+# ---- the store -----------------------------------------------------------------------------------
+
+
+class _Through(Generic[T]):
+    """An attribute of the wrapper that is the inner store's, read and written through."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, store: Any, owner: type | None = None) -> T:
+        if store is None:  # read on the class (a Protocol check): the descriptor itself
+            return cast(T, self)
+        return cast(T, getattr(store.inner, self.name))
+
+    def __set__(self, store: Any, value: T) -> None:
+        setattr(store.inner, self.name, value)
+
+
+class GatedMemoryStore(StrandsMemoryStore):
+    """A Strands ``MemoryStore`` that gates another one (see the module docs).
+
+    ``GatedMemoryStore(store)`` makes a gate of its own; ``gate=`` joins an existing
+    :class:`MemoryGate` (``gated_stores`` does that for a list); other keywords build the gate
+    (see :class:`MemoryGate`). ``inner`` is the wrapped store; ``gate.stats`` / ``gate.report()``
+    say what it did; ``gate.last_recall.trace`` how the latest turn was decided.
+    """
+
+    inner: Any
+    gate: MemoryGate
+    key: str
+
+    def __new__(cls, inner: Any, *args: Any, **kwargs: Any) -> GatedMemoryStore:
+        _check_memory_store(inner)
+        capabilities = frozenset(m for m in OPTIONAL_METHODS if implements(inner, m))
+        return cast(GatedMemoryStore, object.__new__(_gated_type(capabilities)))
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        decider: Decider | Any | None = _DEFAULT,
+        gate: MemoryGate | None = None,
+        **gate_options: Any,
+    ) -> None:
+        if gate is not None and (decider is not _DEFAULT or gate_options):
+            raise UsageError("a store that joins a MemoryGate takes the gate's decider and options")
+        self.inner = inner
+        self.gate = gate if gate is not None else MemoryGate(decider, **gate_options)
+        self.key = self.gate.join(self)
+
+    # The protocol's attributes are the inner store's, read and written through.
+    name: _Through[str] = _Through()
+    description: _Through[str | None] = _Through()
+    max_search_results: _Through[int | None] = _Through()
+    writable: _Through[bool] = _Through()
+    extraction: _Through[Any] = _Through()
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else the inner store offers (its own settings, helpers) reads through too.
+        if name.startswith("__") or name in ("inner", "gate", "key"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
+        return await self.gate.search(self, query, options)
+
+    def __repr__(self) -> str:
+        return f"GatedMemoryStore({self.inner!r}, decider={getattr(self.gate.decider, 'name', None)!r})"
+
+
+# The optional methods, one pass-through each; a wrapper's type gets exactly the inner store's.
+class _Add:
+    inner: Any
+
+    async def add(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.inner.add(*args, **kwargs)
+
+
+class _AddMessages:
+    inner: Any
+
+    async def add_messages(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.inner.add_messages(*args, **kwargs)
+
+
+class _Initialize:
+    inner: Any
+
+    async def initialize(self) -> None:
+        await self.inner.initialize()
+
+
+class _GetTools:
+    inner: Any
+
+    def get_tools(self) -> Any:
+        return self.inner.get_tools()
+
+
+_PASS_THROUGH: dict[str, type] = {
+    "add": _Add,
+    "add_messages": _AddMessages,
+    "initialize": _Initialize,
+    "get_tools": _GetTools,
+}
+
+
+@functools.cache
+def _gated_type(capabilities: frozenset[str]) -> type[GatedMemoryStore]:
+    if not capabilities:
+        return GatedMemoryStore
+    chosen = [m for m in OPTIONAL_METHODS if m in capabilities]
+    bases = (*(_PASS_THROUGH[m] for m in chosen), GatedMemoryStore)
+    name = f"GatedMemoryStore[{', '.join(chosen)}]"
+    return cast(type[GatedMemoryStore], type(name, bases, {"__module__": __name__, "__qualname__": name}))
+
+
+def gated_stores(
+    stores: Sequence[Any], *, decider: Decider | Any | None = _DEFAULT, **gate_options: Any
+) -> list[GatedMemoryStore]:
+    """Wrap every store in ``stores`` behind one shared :class:`MemoryGate`: one decision per turn,
+    and the judge ranks the entries of all of them together (see the module docs)."""
+    gate = MemoryGate(decider, **gate_options)
+    return [GatedMemoryStore(store, gate=gate) for store in stores]
+
+
+# ---- injection -----------------------------------------------------------------------------------
