@@ -110,3 +110,20 @@ def test_a_remote_looking_store_goes_through_the_deadline_path() -> None:
     assert store.local is False
     policy = RecallPolicy(store, decider=ScriptedDecider.always_open(), namespaces=["/f/{actorId}"])
     assert [r.text for r in policy.recall("tea?", actor_id="u").records] == ["tea"]
+
+
+def test_the_route_threshold_is_an_option_with_a_source(store: InMemoryStore) -> None:
+    decider = ScriptedDecider(route={"/preferences/{actorId}": 0.3, "/facts/{actorId}": 0.2})
+    described = {"/facts/{actorId}": "facts about the user", "/preferences/{actorId}": "preferences"}
+    default = RecallPolicy(store, decider=decider, namespaces=described)
+    assert default.threshold_sources["route"] == "default"
+    assert any(u.endswith(":route") for u in default.stats.unmeasured_thresholds)  # it routes
+    assert {r.namespace for r in default.recall("Book me a flight", actor_id="u1").records} == {
+        "/preferences/u1"
+    }
+    strict = RecallPolicy(store, decider=decider, namespaces=described, route_threshold=0.35)
+    assert strict.threshold_sources["route"] == "argument"
+    # nothing reaches 0.35: the route is unsure, and every namespace is searched
+    assert len({r.namespace for r in strict.recall("Book me a flight", actor_id="u1").records}) == 2
+    plain = RecallPolicy(store, decider=decider, namespaces=list(described))
+    assert not any(u.endswith(":route") for u in plain.stats.unmeasured_thresholds)

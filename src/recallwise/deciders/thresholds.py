@@ -21,6 +21,9 @@ class Threshold:
 
 
 _UNMEASURED = "no measurement for this backend yet; run `recallwise tune` on your data"
+#: The route's share a namespace needs to be searched, for every backend: never measured (no
+#: labelled routing set exists yet), so a policy that routes lists it as unmeasured.
+ROUTE_DEFAULT = 0.25
 
 DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
     "embedded": {
@@ -89,9 +92,8 @@ DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
 
 def default_threshold(backend: str, role: str, fallback: float = 0.5) -> Threshold:
     """The default threshold of ``role`` ("gate", "judge", "judge_relative", "gate_named",
-    "follow_up") for
-    ``backend``."""
+    "follow_up", "route") for ``backend``."""
     table = DEFAULT_THRESHOLDS.get(backend, {})
     if role in table:
         return table[role]
-    return Threshold(fallback, False, _UNMEASURED)
+    return Threshold(ROUTE_DEFAULT if role == "route" else fallback, False, _UNMEASURED)

@@ -61,6 +61,7 @@ ROLES = {
     "judge_relative": "relative_delta",
     "gate_named": "gate_named_threshold",
     "follow_up": "follow_up_threshold",
+    "route": "route_threshold",
 }
 
 

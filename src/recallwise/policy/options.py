@@ -49,6 +49,9 @@ class RecallOptions:
     #: the store-aware gate's lower threshold (the message names something the memory mentions)
     gate_named_threshold: float | None = None
     judge_threshold: float | None = None
+    #: the route's: a namespace is searched when the route gives it at least this (every one
+    #: when the route is unsure). Asked only when the namespaces have descriptions.
+    route_threshold: float | None = None
     #: keep records within this of the best one of the turn (the relative rule)
     relative_delta: float | None = None
     keep: KeepRule = "both"
@@ -66,9 +69,9 @@ class RecallOptions:
     #: thresholds (``max_records`` still caps it; ``ADAPTIVE_BUDGET`` keeps at most 5). Off
     #: (None) by default: the demo's dinner turn needs 11 records. Embedded decider only.
     adaptive_budget: AdaptiveBudget | None = None
-    max_record_chars: int = 600
-    max_context_chars: int = 4000
-    max_state_chars: int = 2000
+    max_record_chars: int = stages.Limits.max_record_chars
+    max_context_chars: int = stages.Limits.max_context_chars
+    max_state_chars: int = stages.Limits.max_state_chars
     #: the gated arm fuses full-text and dense search; the stock arm is always dense, as upstream
     search_mode: Literal["dense", "hybrid"] = "hybrid"
     #: turns whose query embedding and gate answers are remembered (LRU; 0 turns it off)
@@ -142,4 +145,5 @@ class RecallOptions:
             "judge_relative": self.relative_delta,
             "gate_named": self.gate_named_threshold,
             "follow_up": self.follow_up_threshold,
+            "route": self.route_threshold,
         }

@@ -91,7 +91,11 @@ class RecallPolicy:
         self.thresholds: dict[str, float] = resolved.values
         #: where each threshold came from: "argument", "config PATH" or "default"
         self.threshold_sources: dict[str, str] = resolved.sources
-        self.stats.unmeasured_thresholds.extend(resolved.unmeasured)
+        # the route is asked only over described namespaces: its default matters only then
+        routes = bool(self.descriptions)
+        self.stats.unmeasured_thresholds.extend(
+            u for u in resolved.unmeasured if routes or not u.endswith(":route")
+        )
         #: records searched per namespace each turn (the gated arm: ``RecallOptions.gated_top_k``)
         self.search_depth = self.options.search_depth(backend)
         self._executor = _Executor()
@@ -276,9 +280,9 @@ class RecallPolicy:
                 self._cache.put(turn.cache_key, turn.vector, turn.gate_answers)
         is_open = stages.open_gate(
             turn,
-            self.thresholds.get("gate", 0.5),
-            self.thresholds.get("gate_named"),
-            self.thresholds.get("route", 0.25),
+            self.thresholds["gate"],
+            self.thresholds.get("gate_named"),  # opt-in: absent unless measured, fitted or given
+            self.thresholds["route"],
             self.searcher,
         )
         if is_open and turn.trace.gate_p is not None:
@@ -316,8 +320,8 @@ class RecallPolicy:
             return stages.apply_keep_rule(
                 candidates,
                 o.keep,
-                self.thresholds.get("judge", 0.5),
-                self.thresholds.get("judge_relative", 0.3),
+                self.thresholds["judge"],
+                self.thresholds["judge_relative"],
                 turn.max_records,
                 budget,
             )
