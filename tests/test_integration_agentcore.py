@@ -35,6 +35,7 @@ from recallwise.extraction import extract_and_store  # noqa: E402
 from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager  # noqa: E402
 from recallwise.records import Event, MemoryRecord  # noqa: E402
 from recallwise.stores.agentcore import AgentCoreError, AgentCoreStore, parse_agentcore_url  # noqa: E402
+from recallwise.testing import ScriptedDecider  # noqa: E402
 from scripted_model import ScriptedModel as BaseScriptedModel  # noqa: E402
 
 MEMORY_ID = "mem-abcdefghij"
@@ -164,25 +165,13 @@ class ScriptedModel(BaseScriptedModel):
         return first if first.startswith("<user_context>") else ""
 
 
-class KeywordDecider:
-    """A deterministic stand-in decider: opens the gate and keeps records by keyword."""
-
-    name = "keywords"
-
-    def __init__(self, gate_words: list[str], keep_words: list[str], gate_p: float = 1.0) -> None:
-        self.gate_words, self.keep_words, self.gate_p = gate_words, keep_words, gate_p
-        self.asked: list[str] = []
-
-    def ask(self, state: str, questions: dict[str, Any]) -> dict[str, float]:
-        self.asked.append(state)
-        answers = {}
-        for name, question in questions.items():
-            if name == "gate":
-                answers[name] = self.gate_p if any(w in state.lower() for w in self.gate_words) else 0.0
-            else:
-                memory = question["instructions"].split("Memory:", 1)[1].lower()
-                answers[name] = 1.0 if any(w in memory for w in self.keep_words) else 0.0
-        return answers
+def keyword_decider(gate_words: list[str], keep_words: list[str], gate_p: float = 1.0) -> ScriptedDecider:
+    """Opens the gate (at ``gate_p``) on a message with one of ``gate_words``; keeps records
+    holding one of ``keep_words``."""
+    return ScriptedDecider(
+        gate=lambda message: gate_p if any(w in message.lower() for w in gate_words) else 0.0,
+        judge=dict.fromkeys(keep_words, 1.0),
+    )
 
 
 @pytest.fixture
@@ -228,7 +217,7 @@ DINNER = "What should I have for dinner?"
 
 
 def test_gated_manager_skips_chit_chat_and_keeps_only_what_helps(fake):
-    decider = KeywordDecider(gate_words=["dinner"], keep_words=["vegetarian", "peanut"])
+    decider = keyword_decider(gate_words=["dinner"], keep_words=["vegetarian", "peanut"])
     manager = GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), decider=decider)
     model = run_agent(manager, "Hello!", DINNER)
     assert model.context(0) == ""
@@ -298,7 +287,7 @@ def test_throttling_is_counted_not_hidden(fake):
     assert stock.stats.errors_by_kind == {"store:ThrottlingException": 2}
     assert stock.stats.report().startswith("ERRORS: 2")
 
-    decider = KeywordDecider(gate_words=["dinner"], keep_words=["vegetarian"])
+    decider = keyword_decider(gate_words=["dinner"], keep_words=["vegetarian"])
     gated = GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), decider=decider)
     model = run_agent(gated, DINNER)
     assert model.context() == ""
@@ -309,7 +298,7 @@ def test_throttling_is_counted_not_hidden(fake):
 
 def test_stats_can_be_shared_and_thresholds_apply(fake):
     shared = RecallStats()
-    decider = KeywordDecider(gate_words=["dinner"], keep_words=["vegetarian"], gate_p=0.9)
+    decider = keyword_decider(gate_words=["dinner"], keep_words=["vegetarian"], gate_p=0.9)
     strict = GatedAgentCoreMemorySessionManager(
         config(), boto_session=fake.session(), decider=decider, thresholds={"gate": 0.95}, stats=shared
     )
@@ -323,7 +312,7 @@ def test_stats_can_be_shared_and_thresholds_apply(fake):
 def test_tool_results_and_non_text_first_blocks_are_not_queries(fake):
     from strands.hooks import MessageAddedEvent
 
-    decider = KeywordDecider(gate_words=["dinner"], keep_words=["vegetarian"])
+    decider = keyword_decider(gate_words=["dinner"], keep_words=["vegetarian"])
     manager = GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), decider=decider)
 
     class FakeAgent:
@@ -338,7 +327,7 @@ def test_tool_results_and_non_text_first_blocks_are_not_queries(fake):
         agent.messages = [{"role": "user", "content": content}]
         manager.retrieve_customer_context(MessageAddedEvent(agent=agent, message=agent.messages[-1]))  # type: ignore[arg-type]
         assert agent.messages[-1]["content"] == content
-    assert decider.asked == [] and "RetrieveMemoryRecords" not in fake.calls
+    assert decider.calls == [] and "RetrieveMemoryRecords" not in fake.calls
 
 
 def test_the_default_decider_is_the_embedded_one(fake):

@@ -40,29 +40,12 @@ from recallwise.integrations.mem0 import (  # noqa: E402
     local_memory,
 )
 from recallwise.records import render_text  # noqa: E402
+from recallwise.testing import ScriptedDecider  # noqa: E402
 
 ACTOR = "demo_user"
 #: the demo persona's facts and preferences, in the one prose style (what `recallwise demo` stores)
 PERSONA = [render_text(r.text) for r in persona_records(ACTOR)]
 DRINK = "I'd like a drink, what should I get?"
-
-
-class AlwaysOpen:
-    """A decider that opens the gate and keeps every record."""
-
-    name = "always-open"
-
-    def ask(self, state, questions):
-        return {k: 1.0 for k in questions}
-
-
-class Failing:
-    """A decider that is down."""
-
-    name = "failing"
-
-    def ask(self, state, questions):
-        raise ConnectionError("decider down")
 
 
 def _close(memory: Any) -> None:
@@ -130,7 +113,7 @@ class Reader:
     def __init__(self, memory: Any, arm: str) -> None:
         self.memory, self.arm = memory, arm
         self.searcher = Mem0Searcher(memory, namespaces=lambda ns: {"ns": ns}, threshold=0.0)
-        decider = AlwaysOpen() if arm == "always-open" else None
+        decider = ScriptedDecider.always_open() if arm == "always-open" else None
         self.gated = GatedMem0(memory, decider=decider)
 
     def add(self, actor: str, namespace: str, text: str, metadata: dict | None = None) -> str:
@@ -287,7 +270,7 @@ async def test_async_memory_matches_the_sync_one(make_memory, hashing):
     searcher = Mem0Searcher(native, threshold=0.0)
     assert [h.record.text for h in await searcher.asearch("/n", "tea", 5, actor_id="a", text="tea")] == want
     stock = await native.search("tea", filters={"user_id": "a"}, top_k=5, threshold=0.0)
-    gated = await AsyncGatedMem0(native, decider=AlwaysOpen()).search(
+    gated = await AsyncGatedMem0(native, decider=ScriptedDecider.always_open()).search(
         "tea", filters={"user_id": "a"}, top_k=5, threshold=0.0
     )
     assert _same(gated, stock)
@@ -340,9 +323,9 @@ def test_drink_keeps_the_coffee_drops_the_seat_with_mem0s_own_items(persona_memo
 
 
 def test_at_most_max_records_and_top_k(persona_memory):
-    gated = GatedMem0(persona_memory, decider=AlwaysOpen(), max_records=2)
+    gated = GatedMem0(persona_memory, decider=ScriptedDecider.always_open(), max_records=2)
     assert len(gated.search(DRINK, filters={"user_id": ACTOR}, top_k=10)["results"]) == 2
-    gated = GatedMem0(persona_memory, decider=AlwaysOpen())
+    gated = GatedMem0(persona_memory, decider=ScriptedDecider.always_open())
     assert len(gated.search(DRINK, filters={"user_id": ACTOR}, top_k=3)["results"]) == 3
     assert len(gated.search(DRINK, filters={"user_id": ACTOR})["results"]) == len(
         persona_memory.search(DRINK, filters={"user_id": ACTOR})["results"]
@@ -360,7 +343,7 @@ def test_transparent_is_mem0_itself(persona_memory):
 
 
 def test_no_cross_user_results(persona_memory):
-    gated = GatedMem0(persona_memory, decider=AlwaysOpen())
+    gated = GatedMem0(persona_memory, decider=ScriptedDecider.always_open())
     other = _texts(gated.search("What does the user drink?", filters={"user_id": "someone-else"}, top_k=10))
     assert other == ["The other user drinks only iced matcha."]
     assert _texts(gated.search(DRINK, filters={"user_id": "nobody"}, top_k=10)) == []
@@ -374,7 +357,7 @@ def test_a_store_that_ignores_the_filter_injects_nothing(persona_memory):
     store = persona_memory.vector_store
     search = store.search
     store.search = lambda query, vectors, top_k=5, filters=None: search(query, vectors, top_k=top_k)
-    gated = GatedMem0(persona_memory, decider=AlwaysOpen())
+    gated = GatedMem0(persona_memory, decider=ScriptedDecider.always_open())
     assert gated.search("matcha please", filters={"user_id": ACTOR}, top_k=20) == {"results": []}
     assert gated.stats.errors_by_kind == {"store:foreign_actor": 1}
     assert gated.stats.report().startswith("ERRORS: 1 (store:foreign_actor x1)")
@@ -451,7 +434,7 @@ def test_a_slow_mem0_is_given_up(persona_memory):
 
 
 def test_a_failing_decider_fails_open_to_mem0s_answer(persona_memory):
-    gated = GatedMem0(persona_memory, decider=Failing())
+    gated = GatedMem0(persona_memory, decider=ScriptedDecider.failing())
     stock = persona_memory.search("Hello!", filters={"user_id": ACTOR}, top_k=10)
     assert _same(gated.search("Hello!", filters={"user_id": ACTOR}, top_k=10), stock)
     assert gated.stats.decider_errors >= 1
@@ -518,7 +501,7 @@ def test_the_judge_reuses_mem0s_vectors(make_memory):
     memory = make_memory(Counting())
     for text in ("The user likes green tea.", "The user drives an electric car."):
         memory.add(text, user_id="a", infer=False)
-    gated = GatedMem0(memory, decider=AlwaysOpen())
+    gated = GatedMem0(memory, decider=ScriptedDecider.always_open())
     assert gated.searcher.embedder is memory.embedding_model.embedder
     for _ in range(3):
         assert len(gated.search("green tea please", filters={"user_id": "a"}, threshold=0.0)["results"]) == 2
@@ -727,7 +710,7 @@ def test_platform_answers_are_checked(platform):
 
     platform.memories.append({**platform.memories[0], "id": "empty", "memory": ""})
     client = MemoryClient(api_key="test-key", client=httpx.Client(transport=httpx.MockTransport(platform)))
-    gated = GatedMem0(client, decider=AlwaysOpen())
+    gated = GatedMem0(client, decider=ScriptedDecider.always_open())
     kept = gated.search("flat white", filters={"user_id": ACTOR}, top_k=30, threshold=0.0)
     assert "empty" not in [item["id"] for item in kept["results"]] and kept["results"]
     assert gated.stats.records_skipped == 1

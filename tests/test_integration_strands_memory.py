@@ -31,6 +31,7 @@ from recallwise.integrations.strands import (
     gated_injection,
     gated_stores,
 )
+from recallwise.testing import ScriptedDecider
 from scripted_model import ScriptedModel as BaseScriptedModel
 
 FACTS = [
@@ -80,36 +81,6 @@ def seeded(name: str, texts: list[str]) -> CountingStore:
     worker.start()
     worker.join()
     return store
-
-
-class ScriptedDecider:
-    """A decider answering from tables: gate p by message, judge p by a word in the memory."""
-
-    name = "scripted"
-
-    def __init__(self, gate: dict[str, float], judge: dict[str, float]) -> None:
-        self.gate, self.judge = gate, judge
-        self.calls: list[tuple[str, list[str]]] = []
-
-    def ask(self, state: str, questions: dict[str, Any]) -> dict[str, float]:
-        self.calls.append((state, list(questions)))
-        answers = {}
-        for name, question in questions.items():
-            if name == "gate":
-                answers[name] = self.gate.get(state, 0.0)
-            else:
-                memory = question["instructions"].split("Memory: ", 1)[1]
-                answers[name] = max((p for w, p in self.judge.items() if w in memory), default=0.0)
-        return answers
-
-
-class AlwaysOpen:
-    """Opens the gate and keeps every record."""
-
-    name = "always-open"
-
-    def ask(self, state: str, questions: dict[str, Any]) -> dict[str, float]:
-        return {k: 1.0 for k in questions}
 
 
 def agent_over(stores: list[Any], **manager: Any) -> tuple[Agent, ScriptedModel]:
@@ -167,7 +138,7 @@ def test_the_wrapper_has_exactly_the_optional_methods_the_inner_store_implements
         async def add_messages(self, messages, context=None): ...
 
     for inner in (SearchOnly(), Everything(), Plain(), CountingStore(name="t")):
-        for decider in (None, AlwaysOpen()):
+        for decider in (None, ScriptedDecider.always_open()):
             gated = GatedMemoryStore(inner, decider=decider)
             assert isinstance(gated, GatedMemoryStore)
             for method in ("add", "add_messages", "initialize", "get_tools"):
@@ -266,7 +237,7 @@ def test_stock_manager_over_the_same_stores_injects_chit_chat_records():
 def test_the_judge_ranks_across_stores_so_max_entries_keeps_the_best_of_all():
     noise = [f"Trivia {i}: the user once mentioned a drink at a party." for i in range(5)]
     useful = ["The user drinks green tea in the afternoon.", "The user avoids caffeine in the afternoon."]
-    decider = ScriptedDecider({DRINK: 0.9}, {"green tea": 0.95, "caffeine": 0.9, "Trivia": 0.6})
+    decider = ScriptedDecider(gate={DRINK: 0.9}, judge={"green tea": 0.95, "caffeine": 0.9, "Trivia": 0.6})
 
     first, second = seeded("first", noise), seeded("second", useful)
     agent, model = agent_over([first, second])  # stock: first store's five fill max_entries=5
@@ -279,13 +250,13 @@ def test_the_judge_ranks_across_stores_so_max_entries_keeps_the_best_of_all():
     agent(DRINK)
     shown = model.shown()
     assert "green tea" in shown and "caffeine" in shown and shown.count("Trivia") == 3  # 5 best of 7
-    assert [state for state, _ in decider.calls] == [DRINK, DRINK]  # gate once, judge once
-    assert len(decider.calls[1][1]) == 7  # every entry of both stores in one judge call
+    assert [call.state for call in decider.calls] == [DRINK, DRINK]  # gate once, judge once
+    assert len(decider.calls[1].questions) == 7  # every entry of both stores in one judge call
 
 
 def test_stores_wrapped_one_by_one_each_decide_and_rank_alone():
     facts, prefs = seeded("facts", FACTS), seeded("preferences", PREFS)
-    decider = AlwaysOpen()
+    decider = ScriptedDecider.always_open()
     stores = [GatedMemoryStore(facts, decider=decider), GatedMemoryStore(prefs, decider=decider)]
     assert stores[0].gate is not stores[1].gate
     agent, _ = agent_over(stores)
@@ -295,13 +266,13 @@ def test_stores_wrapped_one_by_one_each_decide_and_rank_alone():
 
 async def test_gated_search_forwards_the_managers_count_and_caps_the_result():
     store = seeded("facts", FACTS)
-    gated = GatedMemoryStore(store, decider=AlwaysOpen())
+    gated = GatedMemoryStore(store, decider=ScriptedDecider.always_open())
     entries = await gated.search("user", {"max_search_results": 2})
     assert store.searches == [("user", {"max_search_results": 2})] and len(entries) == 2
-    over = GatedMemoryStore(seeded("facts", FACTS), decider=AlwaysOpen(), over_fetch=2)
+    over = GatedMemoryStore(seeded("facts", FACTS), decider=ScriptedDecider.always_open(), over_fetch=2)
     entries = await over.search("user", {"max_search_results": 1})
     assert over.inner.searches == [("user", {"max_search_results": 2})] and len(entries) == 1
-    direct = GatedMemoryStore(seeded("facts", FACTS), decider=AlwaysOpen())
+    direct = GatedMemoryStore(seeded("facts", FACTS), decider=ScriptedDecider.always_open())
     assert len(await direct.search("user")) == 3 and direct.inner.searches == [("user", None)]
 
 
@@ -312,7 +283,7 @@ async def test_entries_with_empty_or_non_text_content_are_skipped_and_counted():
         async def search(self, query, options=None):
             return [MemoryEntry(content="  "), MemoryEntry(content=None), "not an entry", MemoryEntry("tea")]  # type: ignore[arg-type]
 
-    gated = GatedMemoryStore(Odd(), decider=AlwaysOpen())
+    gated = GatedMemoryStore(Odd(), decider=ScriptedDecider.always_open())
     assert [e.content for e in await gated.search("tea?")] == ["tea"]
     assert gated.gate.stats.records_skipped == 3
     assert "3 entries with empty or non-text content skipped" in gated.gate.last_recall.trace.notes
@@ -326,7 +297,7 @@ async def test_a_failing_inner_store_is_counted_and_the_manager_keeps_its_partia
         async def search(self, query, options=None):
             raise ConnectionError("memory service unreachable")
 
-    decider = AlwaysOpen()
+    decider = ScriptedDecider.always_open()
     alone = [GatedMemoryStore(s, decider=decider) for s in (Broken(), seeded("facts", FACTS))]
     manager = MemoryManager(stores=alone)
     found = await manager.search("Lena in Hamburg")
@@ -372,7 +343,7 @@ async def test_the_event_loop_keeps_running_other_tasks_during_a_gated_search():
         await started.wait()
         release.set()
 
-    gated = GatedMemoryStore(NeedsTheLoop(), decider=AlwaysOpen())
+    gated = GatedMemoryStore(NeedsTheLoop(), decider=ScriptedDecider.always_open())
     helper = asyncio.create_task(other_task())
     found = await gated.search(DRINK, {"max_search_results": 3})
     await helper
@@ -388,7 +359,7 @@ def test_store_deadline_applies_to_the_inner_search():
             await asyncio.sleep(5)
             return []
 
-    gated = GatedMemoryStore(Hung(), decider=AlwaysOpen(), store_timeout_s=0.2)
+    gated = GatedMemoryStore(Hung(), decider=ScriptedDecider.always_open(), store_timeout_s=0.2)
     started = time.perf_counter()
     assert asyncio.run(gated.search(DRINK, {"max_search_results": 3})) == []
     assert time.perf_counter() - started < 2.0
@@ -408,7 +379,7 @@ def test_the_same_question_on_two_event_loops_at_once_gets_each_its_own_answer()
             return [MemoryEntry(content=f"The user drinks {options['max_search_results']} teas.")]
 
     inner = Slow()
-    gated = GatedMemoryStore(inner, decider=AlwaysOpen())
+    gated = GatedMemoryStore(inner, decider=ScriptedDecider.always_open())
     results: dict[int, list[str]] = {}
 
     def run(n: int) -> None:
@@ -432,7 +403,7 @@ async def test_the_searcher_serves_the_turn_it_is_awaited_in():
     from recallwise.integrations.strands.gate import _Turn
 
     store = seeded("facts", FACTS)
-    gate = MemoryGate(AlwaysOpen())
+    gate = MemoryGate(ScriptedDecider.always_open())
     gated = gate.wrap(store)
     vector = gate.searcher.embedder.embed(["Lena?"])[0]
     with searching(gate.searcher, _Turn("Lena?", {gated.key: gate._ask(gated, {"max_search_results": 2})})):
@@ -451,7 +422,7 @@ async def test_the_searcher_serves_the_turn_it_is_awaited_in():
 
 def test_a_direct_policy_recall_searches_every_member_store_for_its_own_count():
     facts, prefs = seeded("facts", FACTS), seeded("preferences", PREFS)
-    stores = gated_stores([facts, prefs], decider=AlwaysOpen())
+    stores = gated_stores([facts, prefs], decider=ScriptedDecider.always_open())
     recall = stores[0].gate.policy.recall("Where does my sister Lena live?", actor_id="strands")
     assert FACTS[2] in recall.context and recall.trace.errors == []
     assert facts.searches == [("Where does my sister Lena live?", None)]
