@@ -3,12 +3,11 @@ data (evaluation only, read from the shared data directory) when it is on this m
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli
 from recallwise.bench.locomo import run_locomo
 from recallwise.datasets.locomo import SPLITS, load_conversation
 from recallwise.errors import UsageError
@@ -112,23 +111,7 @@ def _real_data() -> Path | None:
     _real_data() is None, reason="LoCoMo data not on this machine (set RECALLWISE_LOCOMO_DIR)"
 )
 def test_cli_json_on_the_real_dev_split():
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recallwise",
-            "bench",
-            "locomo",
-            "--data",
-            str(_real_data()),
-            "--split",
-            "dev",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    out = run_cli("bench", "locomo", "--data", str(_real_data()), "--split", "dev", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     for key in ("split", "conversations", "questions", "stock", "gated", "latency_ms"):
@@ -140,22 +123,7 @@ def test_cli_json_on_the_real_dev_split():
 
 
 def test_cli_bad_split_is_exit_2(tmp_path):
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recallwise",
-            "bench",
-            "locomo",
-            "--data",
-            str(tmp_path),
-            "--split",
-            "dev",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    out = run_cli("bench", "locomo", "--data", str(tmp_path), "--split", "dev", "--json")
     assert out.returncode == 2 and "Traceback" not in out.stderr
 
 

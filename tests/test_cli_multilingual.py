@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli
+
 RG = shutil.which("recallwise") or ""
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [RG, *args] if RG else [sys.executable, "-m", "recallwise", *args]
-    return subprocess.run(
-        cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONWARNINGS": "ignore"}
-    )
+run = run_cli
 
 
 def _conversation(path: Path, bad_line: bool = False) -> Path:

@@ -1,4 +1,4 @@
-"""The spine's commands, run as a user runs them: the console script in a subprocess."""
+"""The spine's commands, in-process (``main(argv)``), and the text demo through the console script."""
 
 import json
 import os
@@ -8,10 +8,12 @@ import sys
 
 import pytest
 
+from cli_runner import run_cli
+
 RG = shutil.which("recallwise") or ""
 
 
-def run(*args, cwd=None):
+def run_console_script(*args, cwd=None):
     cmd = [RG, *args] if RG else [sys.executable, "-m", "recallwise", *args]
     return subprocess.run(
         cmd,
@@ -21,6 +23,9 @@ def run(*args, cwd=None):
         timeout=300,
         env={**os.environ, "PYTHONWARNINGS": "ignore"},
     )
+
+
+run = run_cli
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +85,7 @@ def test_demo_second_run_does_not_reseed(demo):
 
 def test_demo_text_output(demo):
     _, path = demo
-    out = run("demo", "--store", f"sqlite:///{path}")
+    out = run_console_script("demo", "--store", f"sqlite:///{path}")
     assert out.returncode == 0
     assert "records injected" in out.stdout and "gate p=" in out.stdout
 

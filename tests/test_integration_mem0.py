@@ -29,6 +29,7 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="recallwise-mem0-"))
 mem0 = pytest.importorskip("mem0")
 
+from cli_runner import run_cli  # noqa: E402
 from recallwise import InvalidIdError, RecallPolicy, UsageError  # noqa: E402
 from recallwise.demo import persona_records  # noqa: E402
 from recallwise.embeddings import HashingEmbedder  # noqa: E402
@@ -800,24 +801,11 @@ def test_bench_locomo_via_mem0(tiny_locomo, minilm):
 
 
 def test_bench_locomo_cli_via_mem0(tiny_locomo):
-    import subprocess
-    import sys
-
-    command = [
-        sys.executable,
-        "-m",
-        "recallwise",
-        "bench",
-        "locomo",
-        "--data",
-        str(tiny_locomo),
-        "--via",
-        "mem0",
-    ]
-    out = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=600)
+    command = ["bench", "locomo", "--data", str(tiny_locomo), "--via", "mem0"]
+    out = run_cli(*command, "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["via"] == "mem0" and data["top_k"] == 20 and data["questions"] == 10
-    refused = subprocess.run([*command, "--route"], capture_output=True, text=True, timeout=600)
+    refused = run_cli(*command, "--route")
     assert refused.returncode == 2
     assert "--route" in refused.stderr and "Traceback" not in refused.stderr

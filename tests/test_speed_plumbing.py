@@ -2,12 +2,11 @@
 turn, cached decisions for repeated messages, thread safety, and the latency benchmark's shape."""
 
 import json
-import subprocess
-import sys
 import threading
 
 import numpy as np
 
+from cli_runner import run_cli
 from recallwise import MemoryRecord, RecallPolicy
 from recallwise.bench.latency import DelayedStore
 from recallwise.deciders import EmbeddedDecider
@@ -120,26 +119,18 @@ def test_matrix_cache_is_invalidated_on_write(tmp_path):
 
 
 def test_bench_latency_json_keys(tmp_path):
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recallwise",
-            "bench",
-            "latency",
-            "--records",
-            "200",
-            "--repeats",
-            "5",
-            "--remote-store-ms",
-            "5",
-            "--json",
-            "--store",
-            f"sqlite:///{tmp_path}/b.db",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    out = run_cli(
+        "bench",
+        "latency",
+        "--records",
+        "200",
+        "--repeats",
+        "5",
+        "--remote-store-ms",
+        "5",
+        "--json",
+        "--store",
+        f"sqlite:///{tmp_path}/b.db",
     )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -171,9 +162,5 @@ def test_serving_rss_probe_skips_in_memory_stores():
 
 
 def test_bench_latency_bad_flags_exit_2():
-    out = subprocess.run(
-        [sys.executable, "-m", "recallwise", "bench", "latency", "--repeats", "0"],
-        capture_output=True,
-        text=True,
-    )
+    out = run_cli("bench", "latency", "--repeats", "0")
     assert out.returncode == 2 and "Traceback" not in out.stderr
