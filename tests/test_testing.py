@@ -127,3 +127,22 @@ def test_the_route_threshold_is_an_option_with_a_source(store: InMemoryStore) ->
     assert len({r.namespace for r in strict.recall("Book me a flight", actor_id="u1").records}) == 2
     plain = RecallPolicy(store, decider=decider, namespaces=list(described))
     assert not any(u.endswith(":route") for u in plain.stats.unmeasured_thresholds)
+
+
+def test_the_report_says_which_modes_switched_on_by_themselves(store: InMemoryStore) -> None:
+    from recallwise.deciders import EmbeddedDecider
+
+    auto = RecallPolicy(store, decider=EmbeddedDecider(embedder=store.embedder))
+    last = auto.stats.report().splitlines()[-1]
+    assert last.startswith("on by default for this decider:")
+    assert "search depth 30" in last and "follow-ups (threshold 0.565, measured default)" in last
+    asked = RecallPolicy(
+        store,
+        decider=EmbeddedDecider(embedder=store.embedder),
+        gated_top_k=10,
+        search_mode="dense",
+        follow_up_threshold=0.6,
+        gate_named_threshold=0.4,
+    )
+    assert asked.default_modes == [] and "on by default" not in asked.stats.report()
+    assert RecallPolicy(store, decider=None).default_modes == []

@@ -144,6 +144,29 @@ class RecallPolicy:
         self.follow_ups = FollowUpMemory(
             o.follow_up_conversations if "follow_up" in self.thresholds else 0, o.follow_up_ttl_s
         )
+        #: the modes this policy switched on by itself (no option asked for them), said in
+        #: ``stats.report()``: a reader of the figures knows what produced them
+        self.default_modes: list[str] = self._default_modes()
+        for mode in self.default_modes:
+            if mode not in self.stats.default_modes:  # stats may be shared by several policies
+                self.stats.default_modes.append(mode)
+
+    def _default_modes(self) -> list[str]:
+        if self.decider is None:
+            return []
+        o, modes = self.options, []
+        # an opt-in threshold in use without an argument is a measured default or a fitted config
+        sources = {k: "measured default" if v == "default" else v for k, v in self.threshold_sources.items()}
+        if o.gated_top_k is None and self.search_depth != o.top_k:
+            modes.append(f"search depth {self.search_depth} per namespace (fitted for {self.decider.name})")
+        if o.search_mode == "hybrid":
+            modes.append("hybrid search (dense + full text)")
+        named = self.thresholds.get("gate_named")
+        if named is not None and sources.get("gate_named") != "argument" and self.searcher.has_mentions:
+            modes.append(f"store-aware gate down to {named:g} ({sources['gate_named']})")
+        if self.follow_ups.enabled and sources.get("follow_up") != "argument":
+            modes.append(f"follow-ups (threshold {self.thresholds['follow_up']:g}, {sources['follow_up']})")
+        return modes
 
     def __getattr__(self, name: str) -> Any:
         # ``policy.top_k``, ``policy.decider_timeout_s``, ...: the options, read-only.

@@ -68,6 +68,9 @@ class RecallStats:
     decider: str | None = None
     #: thresholds in use that were never measured for this decider
     unmeasured_thresholds: list[str] = field(default_factory=list)
+    #: modes the policy switched on by itself for this decider and store (no option asked for
+    #: them), e.g. "follow-ups (threshold 0.565, default)"; see ``RecallPolicy.default_modes``
+    default_modes: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     #: where the counts are also sent (OpenTelemetry instruments); see :meth:`attach`
     _sinks: list[Any] = field(default_factory=list, repr=False, compare=False)
@@ -182,6 +185,8 @@ class RecallStats:
             f"decider calls {self.decider_calls} ({self.decider_ms:.1f} ms); memory {self.memory_ms:.1f} ms; "
             f"decision cache {self.cache_hits} hits / {self.cache_misses} misses"
         )
+        if self.default_modes:
+            lines.append("on by default for this decider: " + "; ".join(self.default_modes))
         return "\n".join(lines)
 
     def __str__(self) -> str:
