@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .embeddings import Embedder, HashingEmbedder
 from .records import MemoryRecord, SearchHit
-from .stores.base import Query, SearchMode
+from .stores.base import Query, SearchMode, SearchRequest, search_request
 from .stores.sqlite import SQLiteStore
 
 __all__ = ["Asked", "InMemoryStore", "ScriptedDecider", "Searched"]
@@ -189,26 +189,30 @@ class InMemoryStore(SQLiteStore):
 
     def search(
         self,
-        namespace: str,
-        query: Query,
+        request: SearchRequest | str,
+        query: Query | None = None,
         top_k: int = 10,
         *,
         actor_id: str | None = None,
         text: str | None = None,
         mode: SearchMode = "dense",
     ) -> list[SearchHit]:
+        request = search_request(
+            request, query, top_k, actor_id=actor_id, text=text, mode=mode, owner="InMemoryStore.search"
+        )
         if self._faults.delay_s:
             time.sleep(self._faults.delay_s)
         error = self._faults.error
+        searched = Searched(request.namespace, request.top_k, request.actor_id, request.mode, 0)
         if error is not None:
             if self._faults.remaining is not None:
                 self._faults.remaining -= 1
                 if self._faults.remaining <= 0:
                     self.heal()
-            self.searches.append(Searched(namespace, top_k, actor_id, mode, 0))
+            self.searches.append(searched)
             raise error
-        hits = super().search(namespace, query, top_k, actor_id=actor_id, text=text, mode=mode)
-        self.searches.append(Searched(namespace, top_k, actor_id, mode, len(hits)))
+        hits = super().search(request)
+        self.searches.append(replace(searched, hits=len(hits)))
         return hits
 
 

@@ -39,7 +39,7 @@ from ..policy.wording import (
     route_question,
 )
 from ..records import MemoryRecord, SearchHit, resolve_namespace
-from ..stores.base import MemoryStore
+from ..stores.base import MemoryStore, SearchRequest
 
 __all__ = [
     "MESSAGES",
@@ -162,7 +162,7 @@ def _serving_probe(spec: dict[str, Any]) -> float:
         decider = make_decider(spec["decider"], **spec["options"]) if spec["decider"] else None
         vector = store.embedder.embed(["warm-up"])[0]
         for namespace in store.namespaces() if hasattr(store, "namespaces") else []:
-            store.search(namespace, vector, 1)
+            store.search(SearchRequest(namespace, vector, 1))
         policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES)
         for turn in persona()["demo_turns"]:
             policy.recall(turn, actor_id=persona()["actor_id"], session_id="bench")
@@ -251,7 +251,9 @@ def run_latency(
     vectors = embedder.embed(MESSAGES)
 
     # Twenty candidate records for the judge: the persona's records plus synthetic ones.
-    candidates = [h for ns in namespaces for h in store.search(ns, vectors[0], 10, actor_id=actor)]
+    candidates = [
+        h for ns in namespaces for h in store.search(SearchRequest(ns, vectors[0], 10, actor_id=actor))
+    ]
     while len(candidates) < 20:
         candidates += candidates[: 20 - len(candidates)]
     candidates = candidates[:20]
@@ -264,7 +266,9 @@ def run_latency(
     # What a gated turn of the default policy judges: every namespace searched as deep as the
     # policy searches for this decider (RecallOptions.gated_top_k), in calls of MAX_QUESTIONS.
     depth = RecallOptions().search_depth(getattr(decider, "name", None)) if decider is not None else 10
-    deep = [h for ns in namespaces for h in store.search(ns, vectors[0], depth, actor_id=actor)]
+    deep = [
+        h for ns in namespaces for h in store.search(SearchRequest(ns, vectors[0], depth, actor_id=actor))
+    ]
     per_turn_count = len(namespaces) * depth
     while deep and len(deep) < per_turn_count:
         deep += deep[: per_turn_count - len(deep)]
@@ -356,12 +360,14 @@ def run_latency(
     stage("searching")
     search_ms = _timed(
         lambda i: store.search(
-            namespaces[i % 2],
-            vectors[i % len(MESSAGES)],
-            10,
-            actor_id=actor,
-            text=MESSAGES[i % len(MESSAGES)],
-            mode="hybrid",
+            SearchRequest(
+                namespaces[i % 2],
+                vectors[i % len(MESSAGES)],
+                10,
+                actor_id=actor,
+                text=MESSAGES[i % len(MESSAGES)],
+                mode="hybrid",
+            )
         ),
         repeats,
         warmup,
@@ -425,7 +431,7 @@ def run_latency(
     # RSS with every record "loaded": search each namespace once so all its vectors are cached.
     stage("memory")
     for ns in store.namespaces() if hasattr(store, "namespaces") else []:
-        store.search(ns, vectors[0], 1)
+        store.search(SearchRequest(ns, vectors[0], 1))
     bench_rss = rss_mb()
     serving_rss = rss_probe() if rss_probe is not None else None
     return {

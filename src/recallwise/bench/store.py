@@ -28,7 +28,7 @@ from ..embeddings import HashingEmbedder
 from ..errors import UsageError
 from ..records import MemoryRecord
 from ..stores import MemoryStore, open_store
-from ..stores.base import top_k_indices
+from ..stores.base import SearchRequest, top_k_indices
 
 __all__ = [
     "StoreBenchResult",
@@ -283,6 +283,7 @@ def bench_store(
         raise UsageError("--batch and --queries must be at least 1")
     if ingest not in ("add", "bulk"):
         raise UsageError(f"unknown ingest {ingest!r} (add or bulk)")
+    # the search plan travels in the request's extensions (PostgreSQL's planner reads "plan")
     options: dict[str, Any] = {}
     if plan is not None:
         options["plan"] = plan
@@ -299,11 +300,11 @@ def bench_store(
         warmup = [(ns, vector) for ns, (_, vector) in enumerate(corpus.queries(min(namespaces, 1000)))]
         measured = corpus.queries(queries)
         for ns, vector in warmup:
-            store.search(corpus.namespace(ns), vector, 10, **options)
+            store.search(SearchRequest(corpus.namespace(ns), vector, 10, extensions=options))
         times, recalls = [], []
         for n, (ns, vector) in enumerate(measured, 1):
             started = time.perf_counter()
-            hits = store.search(corpus.namespace(ns), vector, 10, **options)
+            hits = store.search(SearchRequest(corpus.namespace(ns), vector, 10, extensions=options))
             times.append((time.perf_counter() - started) * 1000.0)
             truth = corpus.exact_top(ns, vector, 10)
             found = {h.record.id for h in hits}

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..records import resolve_namespace, validate_id
+from ..stores.base import SearchRequest
 from . import emit_json
 from .common import add_embedder, add_json, add_store, existing_store_from_args
 
@@ -58,7 +59,9 @@ def _search(args: argparse.Namespace, store: Any) -> int:
     for template in templates:
         namespace = resolve_namespace(template, actor_id=args.actor)
         count = len(store.list_records(namespace, actor_id=args.actor))
-        for hit in store.search(namespace, vector, max(count, 1), actor_id=args.actor, text=args.query):
+        for hit in store.search(
+            SearchRequest(namespace, vector, max(count, 1), actor_id=args.actor, text=args.query)
+        ):
             rows.append(
                 {
                     "id": hit.record.id,

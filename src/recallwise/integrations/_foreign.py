@@ -1,20 +1,18 @@
-"""What the Strands, LangGraph and ADK gates share: one RecallPolicy serving many framework searches.
+"""What the Strands, LangGraph, ADK and mem0 gates share: one RecallPolicy serving many framework searches.
 
-A framework's search carries its own scope that the policy's ``Searcher`` seam does not: which
-Strands stores were asked and for how many entries, a LangGraph namespace prefix and filter, an
-ADK app and user. The gate runs ``policy.arecall`` (or ``recall``) inside :func:`searching`, which
-puts that scope in a context variable; the policy calls the searcher in the same context (awaited
-natively, or in a worker thread that copies it), so the searcher reads its own search's scope with
-:func:`current_search`. Concurrent searches never see each other's, and the policy's namespaces stay
+A framework's search carries its own scope that the policy's namespaces do not: which Strands
+stores were asked and for how many entries, a LangGraph namespace prefix and filter, an ADK app
+and user. The gate passes that scope to ``policy.recall`` / ``arecall`` as a search extension
+(:func:`scoped`); the policy sends it with every :class:`~recallwise.stores.base.SearchRequest`
+of the turn, and the gate's searcher reads its own scope back with :func:`scope_of`. Concurrent
+searches never see each other's (each request carries its own), and the policy's namespaces stay
 names a person can read in traces (a store's name, the inner store's type), not per-call keys.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -24,19 +22,20 @@ from ..errors import UsageError
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
 from ..policy.config import threshold_options
 from ..records import MemoryRecord, SearchHit, score_from_cosine
-from ..stores.base import Searcher
+from ..stores.base import Searcher, SearchRequest
 
 __all__ = [
     "NO_BUDGET",
+    "SCOPE",
     "Keep",
     "at_most",
-    "current_search",
     "foreign_policy",
     "kept_in_order",
     "lazy_embedder",
     "run_sync",
+    "scope_of",
+    "scoped",
     "score_hits",
-    "searching",
 ]
 
 T = TypeVar("T")
@@ -47,26 +46,22 @@ Keep = Literal["absolute", "relative", "both"]
 #: Exact duplicates are still left out of the block, once per turn.
 NO_BUDGET: dict[str, Any] = {"max_context_chars": 1 << 40, "max_record_chars": 1 << 40}
 
-# The framework search being decided, as (the searcher it is for, its scope). One variable for
-# every gate (context variables are made once, at module level); the owner tells gates apart.
-_SEARCH: ContextVar[tuple[object, Any] | None] = ContextVar("recallwise_foreign_search", default=None)
+#: The key of a framework gate's search scope in ``SearchRequest.extensions``: the searcher it is
+#: for, and the scope (a policy's searcher is its gate's own, but a scope is never read by another).
+SCOPE = "recallwise.framework_scope"
 
 
-@contextmanager
-def searching(searcher: object, scope: Any) -> Iterator[Any]:
-    """While the block runs (a ``policy.recall`` / ``await policy.arecall``), ``searcher`` serves
-    ``scope``: :func:`current_search` returns it in this context and in the policy's calls."""
-    token = _SEARCH.set((searcher, scope))
-    try:
-        yield scope
-    finally:
-        _SEARCH.reset(token)
+def scoped(searcher: object, scope: Any) -> dict[str, Any]:
+    """The extensions that hand ``scope`` to ``searcher`` in a ``policy.recall(..., extensions=)``."""
+    return {SCOPE: (searcher, scope)}
 
 
-def current_search(searcher: object) -> Any | None:
-    """The scope ``searcher`` serves in this context, or None outside its gate's searches."""
-    found = _SEARCH.get()
-    return found[1] if found is not None and found[0] is searcher else None
+def scope_of(request: SearchRequest, searcher: object) -> Any | None:
+    """The scope ``request`` carries for ``searcher``, or None (a search from outside its gate)."""
+    found = request.extensions.get(SCOPE)
+    if isinstance(found, tuple) and len(found) == 2 and found[0] is searcher:
+        return found[1]
+    return None
 
 
 def run_sync(call: Coroutine[Any, Any, T]) -> T:

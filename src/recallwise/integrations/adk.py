@@ -48,16 +48,16 @@ from ..embeddings import Embedder
 from ..errors import InvalidIdError, UsageError
 from ..policy import Recall, RecallPolicy, RecallStats
 from ..records import MemoryRecord, SearchHit, validate_id
-from ..stores.base import MemoryStore, Query, SearchMode
+from ..stores.base import MemoryStore, Query, SearchRequest
 from ._foreign import (
     Keep,
-    current_search,
     foreign_policy,
     kept_in_order,
     lazy_embedder,
     run_sync,
+    scope_of,
+    scoped,
     score_hits,
-    searching,
 )
 
 __all__ = ["GatedMemoryService", "RecallwiseMemoryService", "entry_text"]
@@ -169,8 +169,10 @@ class GatedMemoryService(BaseMemoryService):
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         if self.policy is None or not isinstance(query, str) or not query.strip():
             return await self.inner.search_memory(app_name=app_name, user_id=user_id, query=query)
-        with searching(self._searcher, _Ask(app_name, user_id, query)) as ask:
-            recall = await self.policy.arecall(query, actor_id=_policy_actor(user_id))
+        ask = _Ask(app_name, user_id, query)
+        recall = await self.policy.arecall(
+            query, actor_id=_policy_actor(user_id), extensions=scoped(self._searcher, ask)
+        )
         self.last_recall = recall
         return SearchMemoryResponse(memories=kept_in_order(recall, ask.found))
 
@@ -215,8 +217,8 @@ class _ServiceSearcher:
     """An ADK memory service searched by recallwise's policy (the ``Searcher`` seam).
 
     It serves its :class:`GatedMemoryService`'s searches only: the ``search_memory`` call being
-    decided (see :func:`~recallwise.integrations._foreign.searching`) gives the app, user and
-    query. ADK's memories carry no relevance score, so each hit is scored ``(1 + cosine) / 2``
+    decided (its request's scope, see :func:`~recallwise.integrations._foreign.scoped`) gives the
+    app, user and query. ADK's memories carry no relevance score, so each hit is scored ``(1 + cosine) / 2``
     by recallwise's embedder (one batch; the judge reuses the vectors). Hits keep the service's
     order, at most ``top_k``; entries without text are skipped and counted (``records_skipped``).
     """
@@ -234,34 +236,16 @@ class _ServiceSearcher:
     def embedder(self) -> Embedder:
         return self._embedder()
 
-    def search(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
+    def search(self, request: SearchRequest) -> list[SearchHit]:
         """:meth:`asearch` for a direct ``policy.recall`` (ADK's services are async only)."""
-        return run_sync(self.asearch(namespace, query, top_k, actor_id=actor_id, text=text, mode=mode))
+        return run_sync(self.asearch(request))
 
-    async def asearch(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
-        ask = current_search(self)
+    async def asearch(self, request: SearchRequest) -> list[SearchHit]:
+        ask: _Ask | None = scope_of(request, self)
         if ask is None:
             raise UsageError("this searcher serves its GatedMemoryService's own searches only")
         response = await self.inner.search_memory(app_name=ask.app_name, user_id=ask.user_id, query=ask.query)
-        return self._hits(namespace, query, top_k, ask, response, actor_id)
+        return self._hits(request.namespace, request.query, request.top_k, ask, response, request.actor_id)
 
     def _hits(
         self,
@@ -453,10 +437,11 @@ class RecallwiseMemoryService(BaseMemoryService):
         asearch = getattr(self.store, "asearch", None)
         hits: list[SearchHit] = []
         for ns in namespaces:
+            request = SearchRequest(ns, query, self.top_k, actor_id=user_id, text=query)
             if asearch is not None:
-                found = await asearch(ns, query, self.top_k, actor_id=user_id, text=query)
+                found = await asearch(request)
             else:
-                found = await asyncio.to_thread(self.store.search, ns, query, self.top_k, actor_id=user_id)
+                found = await asyncio.to_thread(self.store.search, request)
             hits.extend(found)
         hits.sort(key=lambda h: -h.score)
         return SearchMemoryResponse(memories=[self._entry(h) for h in hits[: self.top_k]])

@@ -54,7 +54,7 @@ from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
 from ..policy.stages import KeepRule
 from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.agentcore import AgentCoreError
-from ..stores.base import Query, SearchMode
+from ..stores.base import SearchRequest
 
 __all__ = ["GatedAgentCoreMemorySessionManager"]
 
@@ -359,16 +359,8 @@ class _RetrievalView:
     def embedder(self) -> Embedder:
         return self.manager.embedder
 
-    def search(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
+    def search(self, request: SearchRequest) -> list[SearchHit]:
+        namespace, query, text = request.namespace, request.query, request.text
         config = self.configs[namespace]
         query_text = text if text is not None else (query if isinstance(query, str) else "")
         memories = self.manager._fetch(namespace, query_text, config.top_k)

@@ -67,8 +67,8 @@ from ..errors import InvalidIdError, StoreError, UsageError
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
 from ..policy.config import threshold_options
 from ..records import MemoryRecord, SearchHit, resolve_namespace, score_from_cosine, validate_id
-from ..stores.base import Query, SearchMode
-from ._foreign import NO_BUDGET, Keep, at_most, current_search, kept_in_order, run_sync, searching
+from ..stores.base import Query, SearchRequest
+from ._foreign import NO_BUDGET, Keep, at_most, kept_in_order, run_sync, scope_of, scoped
 
 __all__ = [
     "ENTITY_KEYS",
@@ -402,56 +402,36 @@ class Mem0Searcher:
         return self._embedder
 
     # ---- the seam ---------------------------------------------------------------------------
-    def search(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
+    def search(self, request: SearchRequest) -> list[SearchHit]:
         """One mem0 search (see the class); an async memory is run on a fresh event loop."""
         if self.is_async:
-            return run_sync(self.asearch(namespace, query, top_k, actor_id=actor_id, text=text, mode=mode))
-        ask, call_args, call_kwargs = self._call(namespace, query, top_k, actor_id, text, mode)
+            return run_sync(self.asearch(request))
+        ask, call_args, call_kwargs = self._call(request)
         response = self.memory.search(*call_args, **call_kwargs)
-        return self._hits(namespace, query, response, ask, actor_id)
+        return self._hits(request.namespace, request.query, response, ask, request.actor_id)
 
-    async def asearch(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
+    async def asearch(self, request: SearchRequest) -> list[SearchHit]:
         """:meth:`search` for an event loop: an async memory is awaited, a sync one runs in a
         worker thread."""
         if not self.is_async:
-            return await asyncio.to_thread(
-                self.search, namespace, query, top_k, actor_id=actor_id, text=text, mode=mode
-            )
-        ask, call_args, call_kwargs = self._call(namespace, query, top_k, actor_id, text, mode)
+            return await asyncio.to_thread(self.search, request)
+        ask, call_args, call_kwargs = self._call(request)
         response = await self.memory.search(*call_args, **call_kwargs)
-        return await asyncio.to_thread(self._hits, namespace, query, response, ask, actor_id)
+        return await asyncio.to_thread(
+            self._hits, request.namespace, request.query, response, ask, request.actor_id
+        )
 
     # ---- one call ---------------------------------------------------------------------------
-    def _call(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int,
-        actor_id: str | None,
-        text: str | None,
-        mode: SearchMode,
-    ) -> tuple[_Ask | None, tuple[Any, ...], dict[str, Any]]:
-        if mode not in ("dense", "hybrid"):
-            raise UsageError(f"unknown search mode {mode!r}: dense or hybrid (mem0 ranks by its own rules)")
-        ask: _Ask | None = current_search(self)
+    def _call(self, request: SearchRequest) -> tuple[_Ask | None, tuple[Any, ...], dict[str, Any]]:
+        # (mem0 ranks by its own rules: the request's mode is not passed on)
+        namespace, query, top_k, actor_id, text = (
+            request.namespace,
+            request.query,
+            request.top_k,
+            request.actor_id,
+            request.text,
+        )
+        ask: _Ask | None = scope_of(request, self)
         if ask is not None:
             # a gated drop-in search: mem0 gets exactly the caller's call
             return ask, (ask.query, *ask.args), dict(ask.kwargs)
@@ -736,8 +716,7 @@ class GatedMem0(_Gate):
         if ask is None:
             return self.memory.search(query, *args, **kwargs)
         assert self.policy is not None
-        with searching(self._searcher, ask):
-            recall = self.policy.recall(query, **self._turn(ask))
+        recall = self.policy.recall(query, extensions=scoped(self._searcher, ask), **self._turn(ask))
         return self._answer(recall, ask)
 
     def add(self, *args: Any, **kwargs: Any) -> Any:
@@ -774,8 +753,7 @@ class AsyncGatedMem0(_Gate):
         if ask is None:
             return await self.memory.search(query, *args, **kwargs)
         assert self.policy is not None
-        with searching(self._searcher, ask):
-            recall = await self.policy.arecall(query, **self._turn(ask))
+        recall = await self.policy.arecall(query, extensions=scoped(self._searcher, ask), **self._turn(ask))
         return self._answer(recall, ask)
 
     async def add(self, *args: Any, **kwargs: Any) -> Any:

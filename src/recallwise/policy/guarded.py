@@ -28,14 +28,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-import numpy as np
-
 from ..deciders import BaseDecider, Decision, DecisionHints
 from ..deciders.questions import Question
 from ..embeddings import Embedder
 from ..errors import DeciderError, DeciderTimeout, RecallwiseError, error_kind
 from ..records import SearchHit
-from ..stores.base import AsyncSearcher, MentionIndex, Searcher, SearchMode
+from ..stores.base import AsyncSearcher, MentionIndex, Searcher, SearchRequest, as_searcher
 from .breaker import CircuitBreaker
 from .stats import RecallStats
 
@@ -176,7 +174,8 @@ class GuardedSearcher:
     under one deadline, natively async when the memory is, and the store-aware gate's look-up."""
 
     def __init__(self, searcher: Searcher, guard: Guard) -> None:
-        self.inner = searcher
+        self.inner = searcher  # as given: the store-aware gate asks it for mentions
+        self._searcher = as_searcher(searcher)  # one written to the old signature, adapted
         self.guard = guard
         self.has_mentions = isinstance(searcher, MentionIndex)
         # A natively async memory is awaited from arecall, local or not (a local one, no deadline).
@@ -190,38 +189,16 @@ class GuardedSearcher:
     def local(self) -> bool:
         return self.guard.local
 
-    def search(
-        self,
-        namespace: str,
-        query: np.ndarray | str,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
+    def search(self, request: SearchRequest) -> list[SearchHit]:
         """One namespace, guarded; raises what the search raised (counted)."""
-        (outcome,) = self.search_all([namespace], query, top_k, actor_id=actor_id, text=text, mode=mode)
+        (outcome,) = self.search_all(request, [request.namespace])
         if isinstance(outcome.result, Exception):
             raise outcome.result
         return outcome.result
 
-    def _one(
-        self, namespace: str, query: Any, top_k: int, actor_id: str | None, text: str | None, mode: SearchMode
-    ) -> list[SearchHit]:
-        return self.inner.search(namespace, query, top_k, actor_id=actor_id, text=text, **_mode(mode))
-
-    def search_all(
-        self,
-        namespaces: Sequence[str],
-        query: np.ndarray | str,
-        top_k: int,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchOutcome]:
-        """Every namespace (concurrently when remote, under one deadline); one breaker outcome.
+    def search_all(self, request: SearchRequest, namespaces: Sequence[str]) -> list[SearchOutcome]:
+        """``request`` in every namespace (concurrently when remote, under one deadline); one
+        breaker outcome.
 
         Raises :class:`CircuitOpen` (counted) when the circuit is open; a namespace whose search
         failed has its exception as its outcome, counted by kind.
@@ -231,7 +208,7 @@ class GuardedSearcher:
         def one(ns: str) -> SearchOutcome:
             started = time.time_ns()
             try:
-                hits: list[SearchHit] | Exception = self._one(ns, query, top_k, actor_id, text, mode)
+                hits: list[SearchHit] | Exception = self._searcher.search(request.to(ns))
             except Exception as exc:  # a broken store must not break the turn: count, inject nothing
                 hits = exc
             return SearchOutcome(ns, hits, started, time.time_ns())
@@ -251,32 +228,20 @@ class GuardedSearcher:
                     outcomes.append(SearchOutcome(ns, self.guard.timeout_error(), started, time.time_ns()))
         return self._settle(outcomes)
 
-    async def asearch_all(
-        self,
-        namespaces: Sequence[str],
-        query: np.ndarray | str,
-        top_k: int,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchOutcome]:
+    async def asearch_all(self, request: SearchRequest, namespaces: Sequence[str]) -> list[SearchOutcome]:
         """:meth:`search_all` for an event loop: awaits a natively async memory (``asearch``), runs
         a remote sync one in a worker thread, calls a local one directly."""
         if not self.is_async:
             if self.guard.local:
-                return self.search_all(namespaces, query, top_k, actor_id=actor_id, text=text, mode=mode)
-            return await asyncio.to_thread(
-                self.search_all, namespaces, query, top_k, actor_id=actor_id, text=text, mode=mode
-            )
+                return self.search_all(request, namespaces)
+            return await asyncio.to_thread(self.search_all, request, namespaces)
         self.guard.admit()
-        searcher: Any = self.inner
-        extra = _mode(mode)
+        searcher: Any = self._searcher
 
         async def one(ns: str) -> SearchOutcome:
             started = time.time_ns()
             try:
-                hits = await searcher.asearch(ns, query, top_k, actor_id=actor_id, text=text, **extra)
+                hits = await searcher.asearch(request.to(ns))
             except Exception as exc:  # counted below; the turn injects nothing
                 return SearchOutcome(ns, exc, started, time.time_ns())
             return SearchOutcome(ns, hits, started, time.time_ns())
@@ -325,11 +290,6 @@ class GuardedSearcher:
             raise
         self.guard.settle(True)
         return found
-
-
-def _mode(mode: SearchMode) -> dict[str, Any]:
-    """A searcher need not know ``mode`` when it is dense: only hybrid is passed on."""
-    return {} if mode == "dense" else {"mode": mode}
 
 
 class _Executor:

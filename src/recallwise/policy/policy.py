@@ -201,14 +201,16 @@ class RecallPolicy:
         namespaces: Sequence[str] | None = None,
         top_k: int | None = None,
         max_records: int | None = None,
+        extensions: Mapping[str, Any] | None = None,
     ) -> Recall:
         """Decide and retrieve for one user message; returns the context block to inject.
 
         For this turn only: ``namespaces`` replaces the policy's namespaces, ``top_k`` the records
         searched per namespace, ``max_records`` the most records kept (a caller that returns a
-        page, like a framework's search, asks for its page size).
+        page, like a framework's search, asks for its page size), and ``extensions`` goes with
+        every search (:attr:`~recallwise.stores.base.SearchRequest.extensions`).
         """
-        turn = self._start(message, actor_id, session_id, namespaces, top_k, max_records)
+        turn = self._start(message, actor_id, session_id, namespaces, top_k, max_records, extensions)
         if not turn.ended and self._decide(turn):
             stages.search(turn, self.searcher, turn.top_k, self._mode, self.stats)
             self._judge_and_keep(turn)
@@ -223,6 +225,7 @@ class RecallPolicy:
         namespaces: Sequence[str] | None = None,
         top_k: int | None = None,
         max_records: int | None = None,
+        extensions: Mapping[str, Any] | None = None,
     ) -> Recall:
         """:meth:`recall` for asyncio agents: the event loop never waits on a backend.
 
@@ -231,7 +234,7 @@ class RecallPolicy:
         is called directly. Safe to await concurrently.
         """
         turn = await asyncio.to_thread(
-            self._start, message, actor_id, session_id, namespaces, top_k, max_records
+            self._start, message, actor_id, session_id, namespaces, top_k, max_records, extensions
         )
         if not turn.ended:
             local = self.decider is None or self.decider.capabilities.local
@@ -257,6 +260,7 @@ class RecallPolicy:
         namespaces: Sequence[str] | None,
         top_k: int | None = None,
         max_records: int | None = None,
+        extensions: Mapping[str, Any] | None = None,
     ) -> Turn:
         """The turn's text, namespaces and query vector (``ended`` when there is nothing to decide)."""
         templates = list(namespaces) if namespaces is not None else list(self.namespaces)
@@ -270,6 +274,7 @@ class RecallPolicy:
         # the gated arm searches deeper than it keeps (the judge chooses); a turn's own top_k wins
         turn.top_k = top_k if top_k is not None else self.search_depth
         turn.max_records = max_records if max_records is not None else self.options.max_records
+        turn.extensions = extensions if extensions is not None else {}
         if not text.strip():
             turn.trace.skipped = "no text in the message"
             turn.ended = True

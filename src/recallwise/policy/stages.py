@@ -22,7 +22,7 @@ from ..deciders.questions import MAX_QUESTIONS, ChoiceAnswer, Question
 from ..embeddings import Embedder
 from ..errors import DeciderError, error_kind
 from ..records import SearchHit, render_text
-from ..stores.base import SearchMode
+from ..stores.base import SearchMode, SearchRequest
 from .budget import AdaptiveBudget, keep_count
 from .conversation import (
     ConversationWeights,
@@ -254,8 +254,18 @@ def route(turn: Turn, answer: ChoiceAnswer, threshold: float) -> None:
 
 
 # ---- search ----------------------------------------------------------------------------------
-def search_args(turn: Turn, mode: SearchMode) -> dict[str, Any]:
-    return {"actor_id": turn.actor_id, "text": turn.text, "mode": mode}
+def search_request(turn: Turn, top_k: int, mode: SearchMode) -> SearchRequest:
+    """The turn's search, for its first namespace (the fan-out sends it to each)."""
+    assert turn.vector is not None, "search needs the turn's embedding"
+    return SearchRequest(
+        turn.namespaces[0] if turn.namespaces else "",
+        turn.vector,
+        top_k,
+        actor_id=turn.actor_id,
+        text=turn.text,
+        mode=mode,
+        extensions=turn.extensions,
+    )
 
 
 def take_hits(
@@ -300,11 +310,10 @@ def take_hits(
 
 def search(turn: Turn, searcher: GuardedSearcher, top_k: int, mode: SearchMode, stats: RecallStats) -> None:
     """Search every namespace of the turn (sync); see :func:`take_hits`."""
-    assert turn.vector is not None, "search needs the turn's embedding"
     started = time.perf_counter()
     outcomes: list[SearchOutcome] | None
     try:
-        outcomes = searcher.search_all(turn.namespaces, turn.vector, top_k, **search_args(turn, mode))
+        outcomes = searcher.search_all(search_request(turn, top_k, mode), turn.namespaces)
     except CircuitOpen as exc:  # counted by the guard
         turn.trace.errors.append(f"store: {exc}")
         outcomes = None
@@ -315,11 +324,10 @@ async def asearch(
     turn: Turn, searcher: GuardedSearcher, top_k: int, mode: SearchMode, stats: RecallStats
 ) -> None:
     """:func:`search` for an event loop."""
-    assert turn.vector is not None, "search needs the turn's embedding"
     started = time.perf_counter()
     outcomes: list[SearchOutcome] | None
     try:
-        outcomes = await searcher.asearch_all(turn.namespaces, turn.vector, top_k, **search_args(turn, mode))
+        outcomes = await searcher.asearch_all(search_request(turn, top_k, mode), turn.namespaces)
     except CircuitOpen as exc:
         turn.trace.errors.append(f"store: {exc}")
         outcomes = None

@@ -77,6 +77,9 @@ class Turn:
     #: records searched per namespace, and the most kept, this turn
     top_k: int = 10
     max_records: int | None = None
+    #: the caller's extras for every search of the turn (``SearchRequest.extensions``: a
+    #: framework gate's own search scope)
+    extensions: Mapping[str, Any] = field(default_factory=dict)
     hits: list[tuple[str, SearchHit]] = field(default_factory=list)
     #: the vector each hit was judged with (the record's, or embedded for the judge; None when
     #: the decider embedded it itself), in ``hits`` order

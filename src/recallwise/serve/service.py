@@ -26,6 +26,7 @@ from ..extraction.pipeline import extract_and_store
 from ..policy import RecallPolicy
 from ..policy.turn import Recall
 from ..records import Event, MemoryRecord, resolve_namespace, validate_id
+from ..stores.base import SearchRequest
 
 __all__ = [
     "DEFAULT_NAMESPACES",
@@ -244,7 +245,8 @@ class MemoryService:
         hits: list[dict[str, Any]] = []
         for template in templates:
             namespace = resolve_namespace(template, actor_id=actor.internal)
-            for hit in self.store.search(namespace, vector, limit, actor_id=actor.internal, text=text):
+            request = SearchRequest(namespace, vector, limit, actor_id=actor.internal, text=text)
+            for hit in self.store.search(request):
                 hits.append({**record_body(hit.record, actor), "score": round(float(hit.score), 6)})
         hits.sort(key=lambda h: -h["score"])
         return {"query": text, "results": hits[:limit]}

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..embeddings import Embedder
+from ..errors import UsageError
 from ..records import Event, MemoryRecord, SearchHit
 
 __all__ = [
@@ -21,11 +26,14 @@ __all__ = [
     "MentionIndex",
     "Query",
     "SearchMode",
+    "SearchRequest",
     "Searcher",
     "ThreadedAsyncMethods",
+    "as_searcher",
     "embed_missing",
     "keyword_terms",
     "rrf_fuse",
+    "search_request",
     "top_k_indices",
     "where_equal",
 ]
@@ -79,6 +87,66 @@ def rrf_fuse(
     return sorted(fused, key=lambda i: (-fused[i], dense_rank.get(i, len(dense_rank))))[:top_k]
 
 
+@dataclass(frozen=True, eq=False)
+class SearchRequest:
+    """One search of one namespace: what every searcher's ``search`` takes.
+
+    * ``namespace``: a resolved namespace (``/prefs/u1``), searched for ``actor_id``'s records;
+    * ``query``: text (embedded by the searcher) or the turn's unit vector (the policy passes the
+      vector it embedded once for the gate, the search and the judge);
+    * ``top_k``: how many records, best first;
+    * ``text``: the message's text, for a lexical ranking (``mode="hybrid"``) or a framework
+      memory that searches by text; ``mode``: ``"dense"`` or ``"hybrid"`` (see :func:`rrf_fuse`);
+    * ``extensions``: extras for one backend or caller, like httpx's request extensions: a
+      framework gate passes its own search's scope here (a Strands store's options, a LangGraph
+      filter, an ADK app and user), so concurrent searches never see each other's. A searcher
+      ignores the keys it does not know.
+    """
+
+    namespace: str
+    query: Query
+    top_k: int = 10
+    actor_id: str | None = None
+    text: str | None = None
+    mode: SearchMode = "dense"
+    extensions: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("dense", "hybrid"):
+            raise UsageError(f"unknown search mode {self.mode!r} (dense or hybrid)")
+
+    def to(self, namespace: str) -> SearchRequest:
+        """The same request for another namespace (the policy's fan-out)."""
+        return replace(self, namespace=namespace)
+
+
+def search_request(
+    request: SearchRequest | str,
+    query: Query | None = None,
+    top_k: int = 10,
+    *,
+    actor_id: str | None = None,
+    text: str | None = None,
+    mode: SearchMode = "dense",
+    owner: str = "search",
+) -> SearchRequest:
+    """``request`` itself, or -- for one release -- the old call ``search(namespace, query, top_k,
+    actor_id=..., text=..., mode=...)`` made into one, with a :class:`DeprecationWarning`."""
+    if isinstance(request, SearchRequest):
+        if query is not None:
+            raise UsageError(f"{owner}(request) takes the SearchRequest alone, not a query besides it")
+        return request
+    if not isinstance(request, str) or query is None:
+        raise UsageError(f"{owner} takes a SearchRequest, got {type(request).__name__}")
+    warnings.warn(
+        f"{owner}(namespace, query, top_k, ...) is deprecated: pass "
+        f"SearchRequest(namespace, query, top_k, actor_id=..., text=..., mode=...)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return SearchRequest(request, query, top_k, actor_id=actor_id, text=text, mode=mode)
+
+
 @runtime_checkable
 class Searcher(Protocol):
     """The read-only seam the policy needs from a memory: search, an embedder, and whether it is local.
@@ -90,8 +158,11 @@ class Searcher(Protocol):
       and the judged records that come back without a vector;
     * ``local`` is True when a search costs microseconds in-process: the policy then calls it
       directly; a remote searcher is called under a deadline and a circuit breaker;
-    * ``search`` returns the top ``top_k`` records of ``namespace``, best first; it may raise
-      anything on failure (the policy counts it by kind and the turn injects nothing).
+    * ``search`` returns the top ``request.top_k`` records of ``request.namespace``, best first;
+      it may raise anything on failure (the policy counts it by kind and the turn injects nothing).
+
+    A searcher written to the old signature ``search(namespace, query, top_k, *, actor_id, text,
+    mode)`` still works for one release: :func:`as_searcher` adapts it, with a deprecation warning.
     """
 
     @property
@@ -100,17 +171,8 @@ class Searcher(Protocol):
     @property
     def local(self) -> bool: ...
 
-    def search(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
-        """Top ``top_k`` records of ``namespace``, best first.
+    def search(self, request: SearchRequest) -> list[SearchHit]:
+        """Top ``request.top_k`` records of ``request.namespace``, best first.
 
         ``mode="dense"`` ranks by cosine similarity; ``mode="hybrid"`` fuses that ranking with a
         full-text (BM25) ranking of ``text`` by reciprocal rank fusion (see :func:`rrf_fuse`).
@@ -124,16 +186,66 @@ class AsyncSearcher(Searcher, Protocol):
     """A searcher whose memory is natively async: ``await policy.arecall(...)`` awaits ``asearch``
     instead of sending ``search`` to a worker thread."""
 
-    async def asearch(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]: ...
+    async def asearch(self, request: SearchRequest) -> list[SearchHit]: ...
+
+
+def _old_signature(method: Any) -> bool:
+    """True for ``search(namespace, query, ...)``: two or more positional parameters."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: assume the current signature
+        return False
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    return len(positional) >= 2
+
+
+class _OldSignatureSearcher:
+    """A searcher written to the old ``search(namespace, query, top_k, *, actor_id, text, mode)``,
+    called with a :class:`SearchRequest` (``mode`` only passed when hybrid, as it always was)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.inner.embedder
+
+    @property
+    def local(self) -> bool:
+        return bool(getattr(self.inner, "local", False))
+
+    @staticmethod
+    def _args(request: SearchRequest) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        keywords: dict[str, Any] = {"actor_id": request.actor_id, "text": request.text}
+        if request.mode != "dense":
+            keywords["mode"] = request.mode
+        return (request.namespace, request.query, request.top_k), keywords
+
+    def search(self, request: SearchRequest) -> list[SearchHit]:
+        args, keywords = self._args(request)
+        return self.inner.search(*args, **keywords)
+
+    async def asearch(self, request: SearchRequest) -> list[SearchHit]:
+        args, keywords = self._args(request)
+        return await self.inner.asearch(*args, **keywords)
+
+
+def as_searcher(searcher: Searcher) -> Searcher:
+    """``searcher`` itself, or an adapter when its ``search`` has the old signature (one release)."""
+    if not _old_signature(searcher.search):
+        return searcher
+    warnings.warn(
+        f"{type(searcher).__name__}.search(namespace, query, top_k, ...) is the old Searcher "
+        "signature: implement search(request: SearchRequest) (and asearch(request)); adapted "
+        "for this release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return _OldSignatureSearcher(searcher)
 
 
 @runtime_checkable
@@ -188,8 +300,8 @@ class ThreadedAsyncMethods:
     (psycopg's pool, boto3): each call runs in a worker thread, so an asyncio agent's event loop
     never waits on the network. Same arguments, results and errors as the sync methods."""
 
-    async def asearch(self, *args: Any, **kwargs: Any) -> list[SearchHit]:
-        return await asyncio.to_thread(self.search, *args, **kwargs)  # type: ignore[attr-defined]
+    async def asearch(self, request: SearchRequest | str, *args: Any, **kwargs: Any) -> list[SearchHit]:
+        return await asyncio.to_thread(self.search, request, *args, **kwargs)  # type: ignore[attr-defined]
 
     async def aadd_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         return await asyncio.to_thread(self.add_records, records)  # type: ignore[attr-defined]

@@ -28,9 +28,11 @@ from .base import (
     BM25_WEIGHT,
     Query,
     SearchMode,
+    SearchRequest,
     ThreadedAsyncMethods,
     embed_missing,
     keyword_terms,
+    search_request,
     top_k_indices,
     where_equal,
 )
@@ -432,8 +434,8 @@ class SQLiteStore(ThreadedAsyncMethods):
 
     def search(
         self,
-        namespace: str,
-        query: Query,
+        request: SearchRequest | str,
+        query: Query | None = None,
         top_k: int = 10,
         *,
         actor_id: str | None = None,
@@ -448,8 +450,11 @@ class SQLiteStore(ThreadedAsyncMethods):
         ``(1 + cosine) / 2`` (see :class:`~recallwise.records.SearchHit`). ``actor_id``
         restricts the hits to that actor's records even inside a shared namespace.
         """
-        if mode not in ("dense", "hybrid"):
-            raise UsageError(f"unknown search mode {mode!r} (dense or hybrid)")
+        request = search_request(
+            request, query, top_k, actor_id=actor_id, text=text, mode=mode, owner="SQLiteStore.search"
+        )
+        namespace, query, top_k = request.namespace, request.query, request.top_k
+        actor_id, text, mode = request.actor_id, request.text, request.mode
         vector = self.query_vector(query)
         with self._lock:
             self._refresh_if_changed()

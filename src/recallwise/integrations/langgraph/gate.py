@@ -24,16 +24,16 @@ from ...embeddings import Embedder
 from ...errors import UsageError
 from ...policy import Recall, RecallPolicy, RecallStats
 from ...records import MemoryRecord, SearchHit, score_from_cosine, validate_id
-from ...stores.base import Query, SearchMode
+from ...stores.base import Query, SearchRequest
 from .._foreign import (
     Keep,
     at_most,
-    current_search,
     foreign_policy,
     kept_in_order,
     lazy_embedder,
+    scope_of,
+    scoped,
     score_hits,
-    searching,
 )
 from .text import item_text
 
@@ -196,14 +196,24 @@ class GatedStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         assert self.policy is not None
-        with searching(self._searcher, _Search(op)) as search:
-            recall = self.policy.recall(op.query or "", actor_id=self.actor_id, **self._page(op))
+        search = _Search(op)
+        recall = self.policy.recall(
+            op.query or "",
+            actor_id=self.actor_id,
+            extensions=scoped(self._searcher, search),
+            **self._page(op),
+        )
         return self._finish(recall, search)
 
     async def _asearch(self, op: SearchOp) -> list[SearchItem]:
         assert self.policy is not None
-        with searching(self._searcher, _Search(op)) as search:
-            recall = await self.policy.arecall(op.query or "", actor_id=self.actor_id, **self._page(op))
+        search = _Search(op)
+        recall = await self.policy.arecall(
+            op.query or "",
+            actor_id=self.actor_id,
+            extensions=scoped(self._searcher, search),
+            **self._page(op),
+        )
         return self._finish(recall, search)
 
     def _fields(self) -> list[str] | None:
@@ -217,8 +227,8 @@ class GatedStore(BaseStore):
 class _StoreSearcher:
     """A LangGraph store searched by recallwise's policy (the ``Searcher`` seam).
 
-    It serves its :class:`GatedStore`'s searches only: the one being decided (see
-    :func:`~recallwise.integrations._foreign.searching`) gives the prefix, filter and query; the
+    It serves its :class:`GatedStore`'s searches only: the one being decided (the request's scope,
+    see :func:`~recallwise.integrations._foreign.scoped`) gives the prefix, filter and query; the
     policy's ``top_k`` for the turn is the number of items asked for (the over-fetched page).
     Hits are best first, scored ``(1 + s) / 2`` from the inner store's similarity ``s``; items
     the store returns without a score (no index) are scored by recallwise's embedder.
@@ -234,37 +244,21 @@ class _StoreSearcher:
     def embedder(self) -> Embedder:
         return self._embedder()
 
-    def _op(self, top_k: int) -> tuple[_Search, SearchOp]:
-        search = current_search(self)
+    def _op(self, request: SearchRequest) -> tuple[_Search, SearchOp]:
+        search: _Search | None = scope_of(request, self)
         if search is None:
             raise UsageError("this searcher serves its GatedStore's own searches only")
-        return search, search.op._replace(limit=top_k, offset=0)
+        return search, search.op._replace(limit=request.top_k, offset=0)
 
-    def search(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
-        search, op = self._op(top_k)
-        return self._hits(namespace, query, search, _first(self.gated.inner.batch([op])), actor_id)
+    def search(self, request: SearchRequest) -> list[SearchHit]:
+        search, op = self._op(request)
+        items = _first(self.gated.inner.batch([op]))
+        return self._hits(request.namespace, request.query, search, items, request.actor_id)
 
-    async def asearch(
-        self,
-        namespace: str,
-        query: Query,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
-        search, op = self._op(top_k)
-        return self._hits(namespace, query, search, _first(await self.gated.inner.abatch([op])), actor_id)
+    async def asearch(self, request: SearchRequest) -> list[SearchHit]:
+        search, op = self._op(request)
+        items = _first(await self.gated.inner.abatch([op]))
+        return self._hits(request.namespace, request.query, search, items, request.actor_id)
 
     def _hits(
         self, namespace: str, query: Query, search: _Search, items: Any, actor_id: str | None

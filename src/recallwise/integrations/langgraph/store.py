@@ -30,7 +30,7 @@ from langgraph.store.base import (
 )
 
 from ...records import MemoryRecord, validate_id
-from ...stores.base import MemoryStore
+from ...stores.base import MemoryStore, SearchRequest
 from .namespaces import matches, namespace_path, namespace_tuple, path_matches
 from .text import index_text, item_text
 from .ttl import (
@@ -327,7 +327,7 @@ class RecallwiseStore(BaseStore):
         or the namespace runs out."""
         top_k = want
         while True:
-            hits = self.store.search(namespace, query, top_k, actor_id=self.actor_id)
+            hits = self.store.search(SearchRequest(namespace, query, top_k, actor_id=self.actor_id))
             usable = [
                 (hit.cosine, hit.record)
                 for hit in hits
@@ -356,7 +356,9 @@ class RecallwiseStore(BaseStore):
         left alone). A short search proves a namespace live in the usual case; only when none of
         the records it returns is live is the whole namespace read."""
         probe = self.store.search(
-            namespace, self._unindexed_vector(), _PROBE_SIZE, actor_id=self.actor_id, text=namespace
+            SearchRequest(
+                namespace, self._unindexed_vector(), _PROBE_SIZE, actor_id=self.actor_id, text=namespace
+            )
         )
         if any(is_live(hit.record, now) for hit in probe):
             return True

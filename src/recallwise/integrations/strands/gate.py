@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 from strands.memory import MemoryEntry
@@ -29,7 +29,8 @@ from ...records import (
     score_from_cosine,
     validate_id,
 )
-from .._foreign import NO_BUDGET, at_most, current_search, run_sync, searching
+from ...stores.base import SearchRequest
+from .._foreign import NO_BUDGET, at_most, run_sync, scope_of, scoped
 
 T = TypeVar("T")
 
@@ -101,9 +102,9 @@ class _Turn:
 class StrandsSearcher:
     """The policy's view of a gate's Strands stores: one namespace per store (see ``Searcher``).
 
-    ``asearch(namespace, ...)`` awaits the store behind ``namespace`` with what the manager asked
-    of it this turn (the turn the gate is deciding, :func:`~recallwise.integrations._foreign.searching`),
-    embeds the entries' text in one batch and scores each by cosine relevance to the query.
+    ``asearch(request)`` awaits the store behind ``request.namespace`` with what the manager asked
+    of it this turn (the turn the gate is deciding, carried as the request's scope), embeds the
+    entries' text in one batch and scores each by cosine relevance to the query.
     Entries with empty or non-text content are skipped and counted (``stats.records_skipped``).
     Outside a gate's turn (a direct ``policy.arecall``) a store is asked for its own default count.
     """
@@ -127,31 +128,14 @@ class StrandsSearcher:
         self.vector_cache_size = max(int(vector_cache_size), 0)
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
-    def search(
-        self,
-        namespace: str,
-        query: np.ndarray | str,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: Literal["dense", "hybrid"] = "dense",
-    ) -> list[SearchHit]:
+    def search(self, request: SearchRequest) -> list[SearchHit]:
         """:meth:`asearch` for a direct ``policy.recall`` (Strands stores are async only)."""
-        return run_sync(self.asearch(namespace, query, top_k, actor_id=actor_id, text=text, mode=mode))
+        return run_sync(self.asearch(request))
 
-    async def asearch(
-        self,
-        namespace: str,
-        query: np.ndarray | str,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: Literal["dense", "hybrid"] = "dense",
-    ) -> list[SearchHit]:
+    async def asearch(self, request: SearchRequest) -> list[SearchHit]:
         """The inner store awaited on the running loop; its entries embedded in a worker thread."""
-        turn: _Turn | None = current_search(self)
+        namespace, query, text, actor_id = request.namespace, request.query, request.text, request.actor_id
+        turn: _Turn | None = scope_of(request, self)
         if turn is None:
             store = self.members.get(namespace)
             turn = _Turn(text or "", {namespace: _Ask(store, None, None)} if store is not None else {})
@@ -375,14 +359,15 @@ class MemoryGate:
         policy = self.policy
         assert policy is not None
         # One policy turn over the stores the manager asked, keeping at most the count it asked for.
-        with searching(self.searcher, _Turn(batch.query, dict(batch.asks))) as turn:
-            recall = await policy.arecall(
-                batch.query,
-                actor_id=self.actor_id,
-                session_id=self.session_id,
-                namespaces=list(turn.asks),
-                max_records=at_most(policy.options.max_records, turn.cap),
-            )
+        turn = _Turn(batch.query, dict(batch.asks))
+        recall = await policy.arecall(
+            batch.query,
+            actor_id=self.actor_id,
+            session_id=self.session_id,
+            namespaces=list(turn.asks),
+            max_records=at_most(policy.options.max_records, turn.cap),
+            extensions=scoped(self.searcher, turn),
+        )
         return self._share(recall, turn)
 
     def _share(self, recall: Recall, turn: _Turn) -> dict[str, Any]:

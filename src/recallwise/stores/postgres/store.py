@@ -27,10 +27,12 @@ from ...records import Event, MemoryRecord, SearchHit, score_from_cosine
 from ..base import (
     Query,
     SearchMode,
+    SearchRequest,
     ThreadedAsyncMethods,
     embed_missing,
     keyword_terms,
     rrf_fuse,
+    search_request,
     where_equal,
 )
 from ..urls import choose_embedder
@@ -433,8 +435,8 @@ class PostgresStore(ThreadedAsyncMethods):
 
     def search(
         self,
-        namespace: str,
-        query: Query,
+        request: SearchRequest | str,
+        query: Query | None = None,
         top_k: int = 10,
         *,
         actor_id: str | None = None,
@@ -448,14 +450,18 @@ class PostgresStore(ThreadedAsyncMethods):
         PostgreSQL full-text search's ranking (``ts_rank_cd`` over an English ``tsvector``) of
         ``text`` (or of ``query`` when it is text) by reciprocal rank fusion. Scores are
         always ``(1 + cosine) / 2``. ``actor_id`` restricts hits to that actor's records.
-        ``plan`` overrides the size-based plan choice (for measurements).
+        The request's ``extensions={"plan": "exact" | "hnsw" | ...}`` (or ``plan=``) overrides
+        the size-based plan choice (for measurements).
         """
-        if mode not in ("dense", "hybrid"):
-            raise UsageError(f"unknown search mode {mode!r} (dense or hybrid)")
+        request = search_request(
+            request, query, top_k, actor_id=actor_id, text=text, mode=mode, owner="PostgresStore.search"
+        )
+        namespace, query, top_k = request.namespace, request.query, request.top_k
+        actor_id, text, mode = request.actor_id, request.text, request.mode
         if top_k <= 0:
             return []
         vector = self.query_vector(query)
-        chosen = plan or self.plan_for(namespace)
+        chosen = plan or request.extensions.get("plan") or self.plan_for(namespace)
         if mode == "dense":
             rows = self._dense(namespace, vector, top_k, actor_id, chosen)
             return [SearchHit(self._row_to_record(r), score_from_cosine(r[8])) for r in rows]
