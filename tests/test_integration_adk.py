@@ -28,6 +28,7 @@ from google.genai import types
 
 from recallwise import MemoryRecord, RecallStats, open_store
 from recallwise.integrations.adk import GatedMemoryService, RecallwiseMemoryService, entry_text
+from recallwise.stores.base import SearchRequest
 
 APP, USER = "rg-test", "sam"
 PAST = [
@@ -276,7 +277,7 @@ async def test_service_round_trip_and_search_order(rg):
     assert texts(found)[0] == PAST[1]
     scores = [m.custom_metadata["score"] for m in found.memories]
     assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
-    direct = rg.search("/adk/rg-test/sam", DRINK, 10, actor_id=USER)
+    direct = rg.search(SearchRequest("/adk/rg-test/sam", DRINK, 10, actor_id=USER))
     assert texts(found) == [h.record.text for h in direct]
     by_text = {entry_text(m): m for m in found.memories}
     reply = by_text["Noted: decaf oat flat white."]

@@ -35,6 +35,7 @@ from recallwise.extraction import extract_and_store  # noqa: E402
 from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager  # noqa: E402
 from recallwise.records import Event, MemoryRecord  # noqa: E402
 from recallwise.stores.agentcore import AgentCoreError, AgentCoreStore, parse_agentcore_url  # noqa: E402
+from recallwise.stores.base import SearchRequest  # noqa: E402
 from recallwise.testing import ScriptedDecider  # noqa: E402
 from scripted_model import ScriptedModel as BaseScriptedModel  # noqa: E402
 
@@ -362,13 +363,13 @@ def test_store_events_records_and_search_through_the_data_plane(service):
 
     added = store.add_records([MemoryRecord("u1", "/facts/u1", "The user likes jazz.")])
     assert added[0].id in fake.records
-    hits = store.search("/facts/u1", "jazz music", top_k=2, text="jazz music")
+    hits = store.search(SearchRequest("/facts/u1", "jazz music", top_k=2, text="jazz music"))
     assert hits[0].record.text == "The user likes jazz." and len(hits) == 2
     assert store.get_records([added[0].id, "mem-" + "9" * 40]).keys() == {added[0].id}
     assert "/facts/someone_else" not in store.namespaces(actor_id="u1")
     assert store.delete_records([added[0].id]) == 1 and added[0].id not in fake.records
     with pytest.raises(UsageError, match="searches by text"):
-        store.search("/facts/u1", store.embedder.embed(["x"])[0])
+        store.search(SearchRequest("/facts/u1", store.embedder.embed(["x"])[0]))
 
 
 def test_store_errors_carry_the_service_code(service):
@@ -376,7 +377,7 @@ def test_store_errors_carry_the_service_code(service):
     store = AgentCoreStore(f"agentcore://{MEMORY_ID}?region=us-west-2", boto_session=fake.session())
     fake.failures["RetrieveMemoryRecords"] = "ThrottlingException"
     with pytest.raises(AgentCoreError) as info:
-        store.search("/facts/u1", "dinner", text="dinner")
+        store.search(SearchRequest("/facts/u1", "dinner", text="dinner"))
     assert info.value.code == "ThrottlingException" and "retrieve_memory_records" in str(info.value)
 
 
@@ -421,17 +422,17 @@ async def test_async_store_methods_do_not_block_the_loop(service):
 
     task = asyncio.create_task(ticker())
     hits, listed = await asyncio.gather(
-        store.asearch("/facts/u1", "dinner", text="dinner"), store.alist_records("/facts/u1")
+        store.asearch(SearchRequest("/facts/u1", "dinner", text="dinner")), store.alist_records("/facts/u1")
     )
     task.cancel()
     assert [h.record.text for h in hits] == [
-        h.record.text for h in store.search("/facts/u1", "dinner", text="dinner")
+        h.record.text for h in store.search(SearchRequest("/facts/u1", "dinner", text="dinner"))
     ]
     assert {r.id for r in listed} == {r.id for r in store.list_records("/facts/u1")}
     assert ticks > 0  # the loop kept running while the calls were in flight
     fake.failures["RetrieveMemoryRecords"] = "ThrottlingException"
     with pytest.raises(AgentCoreError):
-        await store.asearch("/facts/u1", "dinner", text="dinner")
+        await store.asearch(SearchRequest("/facts/u1", "dinner", text="dinner"))
 
 
 @pytest.mark.parametrize("memory_id", ["MEMORY_ID", "mem 1"])

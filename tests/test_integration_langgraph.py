@@ -39,6 +39,7 @@ from recallwise.integrations.langgraph import (
     namespace_path,
     namespace_tuple,
 )
+from recallwise.stores.base import SearchRequest
 
 NS = ("memories", "u1")
 MEMORIES = {
@@ -387,7 +388,7 @@ def test_adapter_round_trip_and_search_order(rg):
     hits = lg.search(("f", "a"), query="green tea please", limit=5)
     assert [h.key for h in hits] == ["tea", "car"]
     assert hits[0].score >= hits[1].score and all(-1.0 <= h.score <= 1.0 for h in hits)
-    direct = rg.search("/f/a", "green tea please", 5, actor_id="langgraph")
+    direct = rg.search(SearchRequest("/f/a", "green tea please", 5, actor_id="langgraph"))
     assert [h.score for h in hits] == pytest.approx(
         [d.cosine for d in direct], abs=1e-5
     )  # cosine, as LangGraph's stores

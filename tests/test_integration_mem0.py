@@ -41,6 +41,7 @@ from recallwise.integrations.mem0 import (  # noqa: E402
     local_memory,
 )
 from recallwise.records import render_text  # noqa: E402
+from recallwise.stores.base import SearchRequest  # noqa: E402
 from recallwise.testing import ScriptedDecider  # noqa: E402
 
 ACTOR = "demo_user"
@@ -125,7 +126,9 @@ class Reader:
 
     def search(self, namespace: str, query: str, top_k: int, actor_id: str | None = None, **kw) -> list[Hit]:
         if self.arm == "searcher":
-            hits = self.searcher.search(namespace, query, top_k, actor_id=actor_id, text=query, **kw)
+            hits = self.searcher.search(
+                SearchRequest(namespace, query, top_k, actor_id=actor_id, text=query, **kw)
+            )
             for hit in hits:
                 assert 0.0 <= hit.score <= 1.0
             return [
@@ -208,7 +211,7 @@ def test_empty_namespace_and_bad_mode(reader):
     reader.add("a", "/n", "x")
     if reader.arm == "searcher":
         with pytest.raises(UsageError):
-            reader.searcher.search("/n", "x", 1, actor_id="a", text="x", mode="sparse")  # type: ignore[arg-type]
+            reader.searcher.search(SearchRequest("/n", "x", 1, actor_id="a", text="x", mode="sparse"))  # type: ignore[arg-type]
     else:  # the drop-in refuses what mem0 refuses (a UsageError is a ValueError), before searching
         with pytest.raises(ValueError, match="filters="):
             reader.gated.search("x", user_id="a")
@@ -251,9 +254,9 @@ async def test_async_methods_match_the_sync_ones(make_memory, hashing):
     for text in ("Green tea, always.", "Coffee on Mondays.", "Tea dances on Fridays."):
         memory.add(text, user_id="a", infer=False)
     searcher = Mem0Searcher(memory, threshold=0.0)
-    hits = await searcher.asearch("/f/a", "tea", 5, actor_id="a", text="tea")
+    hits = await searcher.asearch(SearchRequest("/f/a", "tea", 5, actor_id="a", text="tea"))
     assert [h.record.id for h in hits] == [
-        h.record.id for h in searcher.search("/f/a", "tea", 5, actor_id="a", text="tea")
+        h.record.id for h in searcher.search(SearchRequest("/f/a", "tea", 5, actor_id="a", text="tea"))
     ]
     assert len(hits) >= 2
 
@@ -266,10 +269,14 @@ async def test_async_memory_matches_the_sync_one(make_memory, hashing):
         await native.add(text, user_id="a", infer=False)
     want = [
         h.record.text
-        for h in Mem0Searcher(sync, threshold=0.0).search("/n", "tea", 5, actor_id="a", text="tea")
+        for h in Mem0Searcher(sync, threshold=0.0).search(
+            SearchRequest("/n", "tea", 5, actor_id="a", text="tea")
+        )
     ]
     searcher = Mem0Searcher(native, threshold=0.0)
-    assert [h.record.text for h in await searcher.asearch("/n", "tea", 5, actor_id="a", text="tea")] == want
+    assert [
+        h.record.text for h in await searcher.asearch(SearchRequest("/n", "tea", 5, actor_id="a", text="tea"))
+    ] == want
     stock = await native.search("tea", filters={"user_id": "a"}, top_k=5, threshold=0.0)
     gated = await AsyncGatedMem0(native, decider=ScriptedDecider.always_open()).search(
         "tea", filters={"user_id": "a"}, top_k=5, threshold=0.0
@@ -579,11 +586,11 @@ def test_namespaces_as_mem0_filters(make_memory, minilm):
         namespaces={"/facts/{actorId}": {"kind": "fact"}, "/preferences/{actorId}": {"kind": "preference"}},
         threshold=0.0,
     )
-    facts = searcher.search("/facts/u1", "dinner", 5, actor_id="u1", text="dinner")
+    facts = searcher.search(SearchRequest("/facts/u1", "dinner", 5, actor_id="u1", text="dinner"))
     assert [h.record.text for h in facts] == ["The user is vegetarian."]
     assert all(h.record.namespace == "/facts/u1" for h in facts)
     with pytest.raises(UsageError, match="/travel/u1"):
-        searcher.search("/travel/u1", "dinner", 5, actor_id="u1", text="dinner")
+        searcher.search(SearchRequest("/travel/u1", "dinner", 5, actor_id="u1", text="dinner"))
     policy = RecallPolicy(searcher, decider=None, namespaces=["/facts/{actorId}", "/preferences/{actorId}"])
     assert {k.record.namespace for k in policy.recall("dinner", actor_id="u1").records} == {
         "/facts/u1",
@@ -600,7 +607,7 @@ def test_searcher_arguments_are_checked(make_memory, hashing):
     with pytest.raises(UsageError, match="threshold"):
         Mem0Searcher(memory, threshold=2)
     with pytest.raises(UsageError, match="by text"):
-        Mem0Searcher(memory).search("/n", np.ones(64, dtype=np.float32), 3, actor_id="a")
+        Mem0Searcher(memory).search(SearchRequest("/n", np.ones(64, dtype=np.float32), 3, actor_id="a"))
 
 
 # ---- the platform client, against its wire format ----------------------------------------------------

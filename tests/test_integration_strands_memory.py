@@ -399,24 +399,33 @@ async def test_the_searcher_serves_the_turn_it_is_awaited_in():
     """``asearch`` is what ``arecall`` awaits: inside a gate's turn it asks only the stores the
     manager asked, for what it asked; outside one (a direct policy call), a member store for its
     own count. The sync ``search`` runs it in a fresh loop, and says what to do on a loop thread."""
-    from recallwise.integrations._foreign import searching
+    from recallwise.integrations._foreign import scoped
     from recallwise.integrations.strands.gate import _Turn
+    from recallwise.stores.base import SearchRequest
 
     store = seeded("facts", FACTS)
     gate = MemoryGate(ScriptedDecider.always_open())
     gated = gate.wrap(store)
     vector = gate.searcher.embedder.embed(["Lena?"])[0]
-    with searching(gate.searcher, _Turn("Lena?", {gated.key: gate._ask(gated, {"max_search_results": 2})})):
-        hits = await gate.searcher.asearch(gated.key, vector, text="Lena?")
-        assert await gate.searcher.asearch("elsewhere", vector, text="Lena?") == []
+    turn = _Turn("Lena?", {gated.key: gate._ask(gated, {"max_search_results": 2})})
+    scope = scoped(gate.searcher, turn)
+    hits = await gate.searcher.asearch(SearchRequest(gated.key, vector, text="Lena?", extensions=scope))
+    assert (
+        await gate.searcher.asearch(SearchRequest("elsewhere", vector, text="Lena?", extensions=scope)) == []
+    )
     assert [h.record.text for h in hits] == [FACTS[2]] and 0 <= hits[0].score <= 1
     assert store.searches == [("Lena?", {"max_search_results": 2})]
-
-    outside = await gate.searcher.asearch(gated.key, vector, text="Lena?")
+    # another searcher's scope is not this one's: served as a search from outside a turn
+    foreign = scoped(object(), turn)
+    outside = await gate.searcher.asearch(SearchRequest(gated.key, vector, text="Lena?", extensions=foreign))
+    assert [h.record.text for h in outside] == [FACTS[2]] and store.searches[-1] == ("Lena?", None)
+    outside = await gate.searcher.asearch(SearchRequest(gated.key, vector, text="Lena?"))
     assert [h.record.text for h in outside] == [FACTS[2]] and store.searches[-1] == ("Lena?", None)
     with pytest.raises(UsageError, match=r"use `await policy\.arecall`"):
-        gate.searcher.search(gated.key, vector, text="Lena?")
-    in_a_thread = await asyncio.to_thread(gate.searcher.search, gated.key, vector, text="Lena?")
+        gate.searcher.search(SearchRequest(gated.key, vector, text="Lena?"))
+    in_a_thread = await asyncio.to_thread(
+        gate.searcher.search, SearchRequest(gated.key, vector, text="Lena?")
+    )
     assert [h.record.text for h in in_a_thread] == [FACTS[2]]
 
 

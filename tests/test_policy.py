@@ -3,6 +3,7 @@ import pytest
 import recallwise
 from recallwise import MemoryRecord, RecallPolicy
 from recallwise.policy import CLOSE_TAG, OPEN_TAG
+from recallwise.stores.base import SearchRequest
 
 R = MemoryRecord
 NS = ["/facts/{actorId}", "/preferences/{actorId}"]
@@ -48,7 +49,7 @@ def test_stock_arm_is_top_k_per_namespace_with_floor_keep_all(seeded):
     r = p.recall("tea", actor_id="u")
     expected = []
     for ns in ("/facts/u", "/preferences/u"):
-        expected += [h.record.id for h in seeded.search(ns, "tea", 10) if h.score >= 0.2]
+        expected += [h.record.id for h in seeded.search(SearchRequest(ns, "tea", 10)) if h.score >= 0.2]
     assert [k.record.id for k in r.records] == expected
     assert len(r.records) == 11
     assert p.stats.retrievals == 1 and p.stats.gate_calls == 0 and p.stats.records_injected == 11

@@ -21,6 +21,7 @@ from recallwise.bench.store import SyntheticCorpus
 from recallwise.cli import main
 from recallwise.embeddings import HashingEmbedder
 from recallwise.errors import DimensionMismatchError
+from recallwise.stores.base import SearchRequest
 
 psycopg = pytest.importorskip("psycopg")
 postgres = pytest.importorskip("recallwise.stores.postgres")
@@ -102,9 +103,9 @@ def test_an_older_schema_is_upgraded_in_place(pg_url, schema, monkeypatch, old_v
     assert [v for v, _ in _versions(pg_url, schema)] == list(range(1, old_version + 1))
     with _open(pg_url, schema, 48) as store:
         assert [v for v, _ in _versions(pg_url, schema)] == [m.version for m in postgres.MIGRATIONS]
-        assert [h.record.id for h in store.search("/n", record.embedding, 5)] == [record.id]
+        assert [h.record.id for h in store.search(SearchRequest("/n", record.embedding, 5))] == [record.id]
         for ns, query in corpus.queries(10):
-            hits = store.search(corpus.namespace(ns), query, 10, plan="exact")
+            hits = store.search(SearchRequest(corpus.namespace(ns), query, 10, extensions={"plan": "exact"}))
             assert {h.record.id for h in hits} == set(corpus.exact_top(ns, query, 10))
         # The rows written before carry their half-precision copy, the exact scan reads it from
         # the rebuilt namespace index alone, and the upgrade vacuumed the rewritten table.
@@ -204,7 +205,7 @@ def test_both_plans_find_the_exact_top_10(pg_url, schema):
         for ns, query in corpus.queries(40):
             truth = corpus.exact_top(ns, query, 10)
             for plan in ("exact", "hnsw"):
-                hits = store.search(corpus.namespace(ns), query, 10, plan=plan)
+                hits = store.search(SearchRequest(corpus.namespace(ns), query, 10, extensions={"plan": plan}))
                 assert len(hits) == 10
                 assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
                 recalls[plan].append(len({h.record.id for h in hits} & set(truth)) / 10)
@@ -212,9 +213,20 @@ def test_both_plans_find_the_exact_top_10(pg_url, schema):
                 # half-precision ones the exact scan ranks its candidates by.
                 cosines = np.array([corpus.vectors[by_id[h.record.id]] @ query for h in hits])
                 assert np.allclose([h.score for h in hits], (1 + cosines) / 2, atol=1e-5)
-            by_actor = store.search(corpus.namespace(ns), query, 10, actor_id=corpus.actor(ns), plan="hnsw")
+            by_actor = store.search(
+                SearchRequest(
+                    corpus.namespace(ns), query, 10, actor_id=corpus.actor(ns), extensions={"plan": "hnsw"}
+                )
+            )
             assert [h.record.id for h in by_actor] == [h.record.id for h in hits]
-            assert store.search(corpus.namespace(ns), query, 10, actor_id="nobody", plan="hnsw") == []
+            assert (
+                store.search(
+                    SearchRequest(
+                        corpus.namespace(ns), query, 10, actor_id="nobody", extensions={"plan": "hnsw"}
+                    )
+                )
+                == []
+            )
         assert np.mean(recalls["exact"]) == 1.0
         assert np.mean(recalls["hnsw"]) >= 0.97
 
@@ -232,7 +244,7 @@ def test_the_widest_covered_vectors_fit_the_namespace_index(pg_url, schema):
     ]
     with _open(pg_url, schema, dimension) as store:
         store.add_records(records)
-        hits = store.search(namespace, vectors[7], 5, plan="exact")
+        hits = store.search(SearchRequest(namespace, vectors[7], 5, extensions={"plan": "exact"}))
         assert hits[0].record.id == records[7].id
         assert [h.record.id for h in hits[1:]] == [
             records[i].id for i in np.argsort(-(vectors @ vectors[7]), kind="stable")[1:5]
@@ -260,7 +272,13 @@ def test_naive_filtered_hnsw_is_the_trap_the_store_avoids(pg_url, schema):
                     (corpus.namespace(ns), query),
                 ).fetchall()
                 naive.append(len(rows))
-                ours.append(len(store.search(corpus.namespace(ns), query, 10, plan="hnsw")))
+                ours.append(
+                    len(
+                        store.search(
+                            SearchRequest(corpus.namespace(ns), query, 10, extensions={"plan": "hnsw"})
+                        )
+                    )
+                )
         assert np.mean(naive) < 5  # the trap is real on this data
         assert ours == [10] * 20
 
@@ -312,9 +330,10 @@ def test_bulk_ingest_rebuilds_the_index_and_is_all_or_nothing(pg_url, schema):
                 (schema,),
             ).fetchone()
         ns, query = corpus.queries(1)[0]
-        assert [h.record.id for h in store.search(corpus.namespace(ns), query, 10, plan="hnsw")] == (
-            corpus.exact_top(ns, query, 10)
-        )
+        assert [
+            h.record.id
+            for h in store.search(SearchRequest(corpus.namespace(ns), query, 10, extensions={"plan": "hnsw"}))
+        ] == (corpus.exact_top(ns, query, 10))
 
         bad = [R(actor_id="a", namespace="/late", text="wrong size", embedding=np.ones(3, dtype=np.float32))]
         good = [R(actor_id="a", namespace="/late", text="fine")]

@@ -32,6 +32,7 @@ from recallwise import Event, MemoryRecord
 from recallwise.cli import main
 from recallwise.embeddings import HashingEmbedder
 from recallwise.stores import SQLiteStore
+from recallwise.stores.base import SearchRequest
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
 
@@ -159,7 +160,9 @@ def assert_consistent(path: Path, name: str, size: int, committed: set[int]) -> 
         assert committed <= set(per_batch), f"committed batches missing: {committed - set(per_batch)}"
         events = {e.text for e in store.list_events(name)}
         assert {f"{name} batch {b}" for b in committed} <= events
-        hits = store.search(f"/facts/{name}", f"{name} batch record", 5, actor_id=name, mode="hybrid")
+        hits = store.search(
+            SearchRequest(f"/facts/{name}", f"{name} batch record", 5, actor_id=name, mode="hybrid")
+        )
         assert len(hits) == min(5, sum(per_batch.values()))
         store.add_records([MemoryRecord(actor_id=name, namespace="/after", text="still writable")])
         return per_batch

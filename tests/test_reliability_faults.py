@@ -29,6 +29,7 @@ from recallwise.embeddings import HashingEmbedder
 from recallwise.errors import StoreError
 from recallwise.policy.stats import RecallStats
 from recallwise.stores import SQLiteStore
+from recallwise.stores.base import SearchRequest
 from wire_servers import WireFake, systemone_fake, systemone_server
 
 NS = ["/facts/{actorId}"]
@@ -467,10 +468,10 @@ def test_one_failing_namespace_injects_nothing_at_all(seeded: SQLiteStore) -> No
     store = RemoteStore(seeded)
     real_search = seeded.search
 
-    def half_broken(namespace: str, *args: Any, **kwargs: Any) -> Any:
-        if namespace.startswith("/preferences/"):
+    def half_broken(request: SearchRequest) -> Any:
+        if request.namespace.startswith("/preferences/"):
             raise ConnectionResetError("reset by peer")
-        return real_search(namespace, *args, **kwargs)
+        return real_search(request)
 
     store.search = half_broken  # type: ignore[method-assign]
     policy = RecallPolicy(store, decider=None, namespaces=[*NS, "/preferences/{actorId}"])

@@ -12,6 +12,7 @@ from recallwise.bench.latency import DelayedStore
 from recallwise.deciders import EmbeddedDecider
 from recallwise.embeddings import HashingEmbedder
 from recallwise.stores import SQLiteStore
+from recallwise.stores.base import SearchRequest
 
 NS = ["/facts/{actorId}", "/preferences/{actorId}"]
 
@@ -112,9 +113,9 @@ def test_delayed_store_is_remote_and_searched_in_parallel(tmp_path):
 def test_matrix_cache_is_invalidated_on_write(tmp_path):
     store = _store(tmp_path, HashingEmbedder(64))
     vector = store.embedder.embed(["tea"])[0]
-    before = len(store.search("/facts/u", vector, 100))
+    before = len(store.search(SearchRequest("/facts/u", vector, 100)))
     store.add_records([MemoryRecord(actor_id="u", namespace="/facts/u", text="tea again")])
-    assert len(store.search("/facts/u", vector, 100)) == before + 1
+    assert len(store.search(SearchRequest("/facts/u", vector, 100))) == before + 1
     assert isinstance(store._matrices["/facts/u"].vectors, np.ndarray)
 
 

@@ -8,17 +8,18 @@ import pytest
 from recallwise import MemoryRecord, UsageError, open_store
 from recallwise.embeddings import HashingEmbedder
 from recallwise.stores import SQLiteStore
+from recallwise.stores.base import SearchRequest
 
 R = MemoryRecord
 
 
 def test_cache_invalidated_on_write_and_delete(store):
     store.add_records([R(actor_id="a", namespace="/f/a", text="one")])
-    assert len(store.search("/f/a", "one", 10)) == 1
+    assert len(store.search(SearchRequest("/f/a", "one", 10))) == 1
     (two,) = store.add_records([R(actor_id="a", namespace="/f/a", text="two")])
-    assert len(store.search("/f/a", "one", 10)) == 2
+    assert len(store.search(SearchRequest("/f/a", "one", 10))) == 2
     assert store.delete_records([two.id]) == 1
-    assert len(store.search("/f/a", "one", 10)) == 1
+    assert len(store.search(SearchRequest("/f/a", "one", 10))) == 1
 
 
 def test_file_on_disk_is_a_real_wal_database(tmp_path, hashing):
@@ -55,4 +56,4 @@ def test_read_only_directory_is_a_clear_error(tmp_path):
 def test_in_memory_url(hashing):
     s = open_store("sqlite://:memory:", embedder=hashing)
     s.add_records([R(actor_id="a", namespace="/n", text="x")])
-    assert len(s.search("/n", "x", 3)) == 1
+    assert len(s.search(SearchRequest("/n", "x", 3))) == 1

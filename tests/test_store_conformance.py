@@ -13,6 +13,7 @@ import pytest
 
 from recallwise import DimensionMismatchError, Event, MemoryRecord, UsageError
 from recallwise.embeddings import HashingEmbedder
+from recallwise.stores.base import SearchRequest
 
 R = MemoryRecord
 
@@ -35,7 +36,7 @@ def test_round_trip_and_search_order(store):
         ]
     )
     assert all(r.embedding is not None for r in records)
-    hits = store.search("/f/a", "green tea please", top_k=5)
+    hits = store.search(SearchRequest("/f/a", "green tea please", top_k=5))
     assert [h.record.text for h in hits] == ["The user likes green tea.", "The user drives an electric car."]
     assert hits[0].score >= hits[1].score
     assert all(0.0 <= h.score <= 1.0 for h in hits)
@@ -65,7 +66,7 @@ def test_scores_are_rescaled_cosine_and_order_is_exact(store, hashing):
     vectors = hashing.embed(texts)
     query = hashing.embed(["topic 3 colour 2"])[0]
     cosines = vectors @ query
-    hits = store.search("/n", query, top_k=10)
+    hits = store.search(SearchRequest("/n", query, top_k=10))
     assert len(hits) == 10
     by_text = dict(zip(texts, cosines, strict=True))
     for hit in hits:
@@ -74,7 +75,7 @@ def test_scores_are_rescaled_cosine_and_order_is_exact(store, hashing):
     returned = [by_text[h.record.text] for h in hits]
     assert returned == sorted(returned, reverse=True)
     assert returned[-1] >= np.sort(cosines)[-10] - 1e-6  # nothing better was left out
-    (self_hit,) = store.search("/n", vectors[5], top_k=1)
+    (self_hit,) = store.search(SearchRequest("/n", vectors[5], top_k=1))
     assert self_hit.record.text == texts[5]
     assert self_hit.score == pytest.approx(1.0, abs=1e-5)
 
@@ -86,17 +87,22 @@ def test_actor_filter_inside_shared_namespace(store):
             R(actor_id="b", namespace="/shared", text="secret of b"),
         ]
     )
-    assert [h.record.actor_id for h in store.search("/shared", "secret", 10, actor_id="b")] == ["b"]
-    assert sorted(h.record.actor_id for h in store.search("/shared", "secret", 10)) == ["a", "b"]
+    assert [
+        h.record.actor_id for h in store.search(SearchRequest("/shared", "secret", 10, actor_id="b"))
+    ] == ["b"]
+    assert sorted(h.record.actor_id for h in store.search(SearchRequest("/shared", "secret", 10))) == [
+        "a",
+        "b",
+    ]
     assert [r.text for r in store.list_records("/shared", actor_id="a")] == ["secret of a"]
-    assert store.search("/shared", "secret", 10, actor_id="c") == []
+    assert store.search(SearchRequest("/shared", "secret", 10, actor_id="c")) == []
 
 
 def test_empty_namespace_and_bad_mode(store):
-    assert store.search("/nothing/here", "anything", 5) == []
+    assert store.search(SearchRequest("/nothing/here", "anything", 5)) == []
     store.add_records([R(actor_id="a", namespace="/n", text="x")])
     with pytest.raises(UsageError):
-        store.search("/n", "x", 1, mode="sparse")
+        store.search(SearchRequest("/n", "x", 1, mode="sparse"))
 
 
 class _SameVector:
@@ -113,8 +119,8 @@ def test_hybrid_search_brings_in_lexical_matches(location):
     store.add_records([R(actor_id="a", namespace="/n", text=f"filler record {i}") for i in range(60)])
     store.add_records([R(actor_id="a", namespace="/n", text="Zorblatt visited on Tuesday.")])
     query = "When did Zorblatt visit?"
-    dense = [h.record.text for h in store.search("/n", query, 3)]
-    hybrid = store.search("/n", query, 3, text=query, mode="hybrid")
+    dense = [h.record.text for h in store.search(SearchRequest("/n", query, 3))]
+    hybrid = store.search(SearchRequest("/n", query, 3, text=query, mode="hybrid"))
     assert "Zorblatt visited on Tuesday." not in dense
     assert "Zorblatt visited on Tuesday." in [h.record.text for h in hybrid]
     assert all(h.score == pytest.approx(1.0) for h in hybrid)  # scores stay the dense relevance
@@ -128,7 +134,7 @@ def test_hybrid_respects_actor_and_namespace(store):
             R(actor_id="a", namespace="/m", text="kiwi elsewhere"),
         ]
     )
-    hits = store.search("/n", "kiwi", 5, actor_id="a", text="kiwi", mode="hybrid")
+    hits = store.search(SearchRequest("/n", "kiwi", 5, actor_id="a", text="kiwi", mode="hybrid"))
     assert [h.record.text for h in hits] == ["kiwi fact of a"]
 
 
@@ -139,7 +145,7 @@ def test_replacing_a_record_by_id(store):
     assert [r.text for r in store.list_records("/f/a")] == ["other record", "new text about limes"]
     assert store.count_records() == 2
     assert store.get_records([old.id])[old.id].text == "new text about limes"
-    hits = store.search("/f/a", "lemons limes", 5)
+    hits = store.search(SearchRequest("/f/a", "lemons limes", 5))
     assert "old text about lemons" not in [h.record.text for h in hits]
 
 
@@ -152,16 +158,16 @@ def test_delete_and_get(store):
     assert store.delete_records([two.id, "missing"]) == 1
     assert store.delete_records([two.id]) == 0
     assert store.delete_records([]) == 0
-    assert [h.record.id for h in store.search("/n", "two", 10)] == [one.id]
+    assert [h.record.id for h in store.search(SearchRequest("/n", "two", 10))] == [one.id]
     assert store.count_records() == 1
 
 
 def test_other_workers_writes_are_seen(location):
     a, b = location.open(), location.open()
     a.add_records([R(actor_id="x", namespace="/n", text="first")])
-    assert len(b.search("/n", "first", 10)) == 1
+    assert len(b.search(SearchRequest("/n", "first", 10))) == 1
     a.add_records([R(actor_id="x", namespace="/n", text="second")])
-    assert len(b.search("/n", "first", 10)) == 2
+    assert len(b.search(SearchRequest("/n", "first", 10))) == 2
 
 
 def test_events_round_trip(store):
@@ -188,7 +194,7 @@ def test_dimension_mismatch_is_refused_naming_both(location):
         store.add_records([R(actor_id="a", namespace="/n", text="z"), bad])
     assert [r.text for r in store.list_records()] == ["x"]  # the batch was refused as a whole
     with pytest.raises(DimensionMismatchError):
-        store.search("/n", np.ones(7, dtype=np.float32), 3)
+        store.search(SearchRequest("/n", np.ones(7, dtype=np.float32), 3))
 
 
 def test_concurrent_writers_on_one_actor_lose_nothing(location):
@@ -249,7 +255,7 @@ async def test_async_methods_match_the_sync_ones(store):
         [MemoryRecord(actor_id="a", namespace="/f/a", text="Green tea, always.")]
     )
     assert [r.id for r in await store.alist_records("/f/a")] == [added[0].id]
-    hits = await store.asearch("/f/a", "tea", 5, actor_id="a", text="tea")
+    hits = await store.asearch(SearchRequest("/f/a", "tea", 5, actor_id="a", text="tea"))
     assert [h.record.id for h in hits] == [
-        h.record.id for h in store.search("/f/a", "tea", 5, actor_id="a", text="tea")
+        h.record.id for h in store.search(SearchRequest("/f/a", "tea", 5, actor_id="a", text="tea"))
     ]

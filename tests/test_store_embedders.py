@@ -11,6 +11,7 @@ from recallwise.embeddings import HashingEmbedder, make_embedder
 from recallwise.errors import DimensionMismatchError, UsageError
 from recallwise.records import MemoryRecord
 from recallwise.stores import open_store
+from recallwise.stores.base import SearchRequest
 
 RECORDS = [
     ("coffee", "The user drinks oat-milk flat whites and no caffeine after 3 pm."),
@@ -35,7 +36,7 @@ def test_sqlite_url_names_the_multilingual_embedder_and_retrieves_across_languag
             ("Reserviere mir einen Flug nach Paris", "flight"),
             ("我的狗叫什么名字?", "dog"),
         ):
-            hits = store.search("/facts/u", query, top_k=1, actor_id="u")
+            hits = store.search(SearchRequest("/facts/u", query, top_k=1, actor_id="u"))
             assert hits[0].record.id == expected, query
 
 
@@ -46,7 +47,10 @@ def test_sqlite_remembers_its_embedder_and_refuses_another(tmp_path):
     # opened with no embedder: the recorded one, not the default
     with open_store(f"sqlite:///{path}") as store:
         assert store.embedder.name == "use-multilingual-v3"
-        assert store.search("/facts/u", "Quel est le nom de mon chien ?", top_k=1)[0].record.id == "dog"
+        assert (
+            store.search(SearchRequest("/facts/u", "Quel est le nom de mon chien ?", top_k=1))[0].record.id
+            == "dog"
+        )
     with pytest.raises(DimensionMismatchError) as error:
         open_store(f"sqlite:///{path}?embedder=minilm-l6")
     assert "use-multilingual-v3" in str(error.value) and "minilm-l6" in str(error.value)
@@ -110,7 +114,7 @@ def test_postgres_url_names_the_embedder_and_refuses_another(pg_url, pg_schema):
     with open_store(f"{pg_url}?schema={pg_schema}&embedder=multilingual") as store:
         assert store.embedder.name == "use-multilingual-v3"
         _fill(store)
-        hits = store.search("/facts/u", "¿Cómo se llama mi perro?", top_k=1, actor_id="u")
+        hits = store.search(SearchRequest("/facts/u", "¿Cómo se llama mi perro?", top_k=1, actor_id="u"))
         assert hits[0].record.id == "dog"
     with pytest.raises(DimensionMismatchError) as error:
         open_store(f"{pg_url}?schema={pg_schema}&embedder=minilm-l6")
@@ -125,7 +129,10 @@ def test_postgres_remembers_its_embedder_and_refuses_another(pg_url, pg_schema):
     # opened with no embedder: the recorded one, not the default
     with open_store(url) as store:
         assert store.embedder.name == "use-multilingual-v3"
-        assert store.search("/facts/u", "Quel est le nom de mon chien ?", top_k=1)[0].record.id == "dog"
+        assert (
+            store.search(SearchRequest("/facts/u", "Quel est le nom de mon chien ?", top_k=1))[0].record.id
+            == "dog"
+        )
     # so do the read-only commands' opens (create=False), and the store class itself
     with open_store(url, create=False) as store:
         assert store.embedder.name == "use-multilingual-v3"

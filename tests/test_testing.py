@@ -6,6 +6,7 @@ import pytest
 
 from recallwise import MemoryRecord, RecallPolicy
 from recallwise.deciders.questions import Question
+from recallwise.stores.base import SearchRequest
 from recallwise.testing import InMemoryStore, ScriptedDecider
 
 R = MemoryRecord
@@ -85,13 +86,13 @@ def test_a_failing_decider_means_the_stock_behaviour_counted(store: InMemoryStor
 
 def test_the_store_records_searches_and_fails_on_demand(store: InMemoryStore) -> None:
     assert (
-        store.search("/facts/u1", "dinner", top_k=3, actor_id="u1")[0].record.text
+        store.search(SearchRequest("/facts/u1", "dinner", top_k=3, actor_id="u1"))[0].record.text
         == "The user is vegetarian."
     )
     store.fail_searches(TimeoutError("slow"), times=1)
     with pytest.raises(TimeoutError):
-        store.search("/facts/u1", "dinner")
-    assert len(store.search("/facts/u1", "dinner")) == 1  # healed after one
+        store.search(SearchRequest("/facts/u1", "dinner"))
+    assert len(store.search(SearchRequest("/facts/u1", "dinner"))) == 1  # healed after one
     assert [(s.namespace, s.top_k, s.hits) for s in store.searches] == [
         ("/facts/u1", 3, 1),
         ("/facts/u1", 10, 0),

@@ -38,7 +38,7 @@ from .errors import (
 )
 from .policy import DecisionLog, Recall, RecallOptions, RecallPolicy, RecallStats
 from .records import Event, MemoryRecord, SearchHit, render_text, resolve_namespace, validate_id
-from .stores import MemoryStore, Searcher, open_store, register_store
+from .stores import MemoryStore, Searcher, SearchRequest, open_store, register_store
 
 try:  # the one version literal lives in pyproject.toml
     __version__ = _metadata.version("recallwise")
@@ -69,6 +69,7 @@ __all__ = [
     "RecallwiseError",
     "ScoreAnswer",
     "SearchHit",
+    "SearchRequest",
     "Searcher",
     "StoreError",
     "UsageError",

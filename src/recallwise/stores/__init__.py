@@ -17,7 +17,16 @@ from typing import Any
 
 from ..embeddings import Embedder
 from ..errors import UsageError
-from .base import AsyncSearcher, MemoryStore, MentionIndex, Query, Searcher, embed_missing, top_k_indices
+from .base import (
+    AsyncSearcher,
+    MemoryStore,
+    MentionIndex,
+    Query,
+    Searcher,
+    SearchRequest,
+    embed_missing,
+    top_k_indices,
+)
 from .sqlite import SQLiteStore
 from .urls import choose_embedder, split_embedder_option
 
@@ -27,6 +36,7 @@ __all__ = [
     "MentionIndex",
     "Query",
     "SQLiteStore",
+    "SearchRequest",
     "Searcher",
     "embed_missing",
     "open_store",

@@ -190,17 +190,16 @@ class AsyncSearcher(Searcher, Protocol):
 
 
 def _old_signature(method: Any) -> bool:
-    """True for ``search(namespace, query, ...)``: two or more positional parameters."""
+    """True for ``search(namespace, query, ...)``: a first parameter named ``namespace``, or two or
+    more required positional parameters."""
     try:
-        parameters = inspect.signature(method).parameters.values()
+        parameters = list(inspect.signature(method).parameters.values())
     except (TypeError, ValueError):  # a builtin or C callable: assume the current signature
         return False
-    positional = [
-        p
-        for p in parameters
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-    ]
-    return len(positional) >= 2
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if positional and positional[0].name == "namespace":
+        return True
+    return sum(p.default is p.empty for p in positional) >= 2
 
 
 class _OldSignatureSearcher:

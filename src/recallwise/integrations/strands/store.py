@@ -10,6 +10,7 @@ from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import SearchOptions
 
 from ...records import resolve_namespace
+from ...stores.base import SearchRequest
 
 
 class RecallwiseMemoryStore(StrandsMemoryStore):
@@ -44,9 +45,8 @@ class RecallwiseMemoryStore(StrandsMemoryStore):
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
         wanted = options.get("max_search_results") if options is not None else None
         top_k = wanted or self.max_search_results or 5
-        hits = await asyncio.to_thread(
-            self.store.search, self.namespace, query, top_k, actor_id=self.actor_id
-        )
+        request = SearchRequest(self.namespace, query, top_k, actor_id=self.actor_id)
+        hits = await asyncio.to_thread(self.store.search, request)
         return [
             MemoryEntry(
                 content=hit.record.text,
