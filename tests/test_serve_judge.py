@@ -132,3 +132,14 @@ def test_in_the_openapi_document(local):
     with local.client() as c:
         paths = c.get("/openapi.json").json()["paths"]
     assert "/v1/judge" in paths and "post" in paths["/v1/judge"]
+
+
+def test_gate_first_keeps_nothing_for_chit_chat(local):
+    candidates = [{"text": FLAT_WHITE}, {"text": "The user lives in Vancouver."}]
+    with local.client() as c:
+        hello = judge(c, "Hello!", candidates, gate=True).json()
+        ungated = judge(c, "Hello!", candidates).json()
+        drink = judge(c, DRINK, candidates, gate=True).json()
+    assert hello["gate_open"] is False and hello["kept"] == [] and hello["context"] == ""
+    assert ungated["gate_open"] is None  # the gate was not asked
+    assert drink["gate_open"] is True and drink["kept"] == [0]

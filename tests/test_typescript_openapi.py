@@ -17,9 +17,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from recallwise.serve.app import create_app  # noqa: E402
-from recallwise.serve.service import MemoryService  # noqa: E402
-from recallwise.stores import open_store  # noqa: E402
+from recallwise.serve.app import create_app
+from recallwise.serve.service import MemoryService
+from recallwise.stores import open_store
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "clients" / "typescript" / "openapi.json"
 

@@ -227,9 +227,15 @@ export class RecallwiseClient {
     actorId: string,
     message: string,
     candidates: JudgeCandidateIn[],
-    request: { stock?: boolean; signal?: AbortSignal } = {},
+    request: { stock?: boolean; gate?: boolean; signal?: AbortSignal } = {},
   ): Promise<JudgeResult> {
-    const body = { actor_id: actorId, message, candidates, ...(request.stock ? { stock: true } : {}) };
+    const body = {
+      actor_id: actorId,
+      message,
+      candidates,
+      ...(request.stock ? { stock: true } : {}),
+      ...(request.gate ? { gate: true } : {}),
+    };
     try {
       const out = await this.send<JudgeOut>("POST", "/v1/judge", body, request.signal);
       this.stats.judged += 1;
@@ -239,6 +245,7 @@ export class RecallwiseClient {
       this.failOpen(error, "POST /v1/judge", "every candidate kept");
       return {
         gated: false,
+        gate_open: null,
         context: "",
         kept: candidates.map((_, i) => i),
         candidates: candidates.map((c, i) => ({

@@ -84,6 +84,11 @@ export interface GatedMemoryStoreOptions {
   actorId?: string;
   /** The control arm (the service's score floor instead of its judge), for comparisons. */
   stock?: boolean;
+  /**
+   * Ask the gate before the judge (default true): a query that needs no memory ("Hello!") gets no
+   * entries. Set false to judge every search's results on their own.
+   */
+  gate?: boolean;
 }
 
 /**
@@ -116,7 +121,7 @@ export function gatedMemoryStore(
         actorId,
         query,
         entries.map((entry, i) => ({ text: entry.content, id: String(i), namespace: `/strands/${inner.name}` })),
-        options.stock ? { stock: true } : {},
+        { stock: options.stock ?? false, gate: options.gate ?? true },
       );
       if (judged.failed) return entries;
       return judged.kept.map((i) => entries[i]).filter((e): e is MemoryEntry => e !== undefined);

@@ -98,6 +98,8 @@ export interface JudgeIn {
   candidates: JudgeCandidateIn[];
   /** The control arm: keep those above the score floor. */
   stock?: boolean;
+  /** Ask the gate first: a message that needs no memory keeps nothing. */
+  gate?: boolean;
 }
 
 /** The judge's verdict on one candidate. */
@@ -114,6 +116,8 @@ export interface JudgeVerdictOut {
 export interface JudgeOut {
   /** The judge decided (false: the stock arm's score floor). */
   gated: boolean;
+  /** The gate's verdict when it was asked (`gate: true`), else null. */
+  gate_open: boolean | null;
   /** The kept records as a context block; empty when none is kept. */
   context: string;
   /** Indexes of the kept candidates, best first. */

@@ -67,7 +67,7 @@ const specs = {
     namespace: "optional|null",
     score: "optional|null",
   } satisfies Spec<T.JudgeCandidateIn>,
-  JudgeIn: { actor_id: "required", message: "required", candidates: "required", stock: "optional" } satisfies Spec<T.JudgeIn>,
+  JudgeIn: { actor_id: "required", message: "required", candidates: "required", stock: "optional", gate: "optional" } satisfies Spec<T.JudgeIn>,
   JudgeVerdictOut: {
     index: "required",
     id: "required|null",
@@ -77,6 +77,7 @@ const specs = {
   } satisfies Spec<T.JudgeVerdictOut>,
   JudgeOut: {
     gated: "required",
+    gate_open: "required|null",
     context: "required",
     kept: "required",
     candidates: "required",

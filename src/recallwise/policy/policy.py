@@ -221,18 +221,22 @@ class RecallPolicy:
         *,
         actor_id: str,
         max_records: int | None = None,
+        gate: bool = False,
     ) -> Recall:
         """Judge records that came from elsewhere (a foreign memory's search) for one message.
 
-        No gate and no search: ``hits`` (``(namespace, hit)`` pairs) are the candidates, judged
-        and kept exactly as :meth:`recall` judges its own search's (the stock arm keeps those
-        above the score floor). Fails open like :meth:`recall`: a failing judge keeps them all.
+        No search: ``hits`` (``(namespace, hit)`` pairs) are the candidates, judged and kept
+        exactly as :meth:`recall` judges its own search's (the stock arm keeps those above the
+        score floor). ``gate=True`` asks the gate first, as :meth:`recall` does: a message that
+        needs no memory keeps nothing. Fails open like :meth:`recall`: a failing judge keeps them all.
         """
         turn = self._start(message, actor_id, None, [], None, max_records)
         if not turn.ended:
+            if gate and not self._decide(turn):
+                return self._finish(turn, message)
             turn.hits = list(hits)
             self.stats.add(records_returned=len(turn.hits))
-            if self.guarded_decider is not None:
+            if self.guarded_decider is not None and not turn.state:
                 turn.state = stages.state_for(turn.text, self.options.limits, turn)
             self._judge_and_keep(turn)
         return self._finish(turn, message)

@@ -194,6 +194,9 @@ class JudgeIn(_Body):
     message: str = Field(description="the user's message (or the search query) the records answer")
     candidates: list[JudgeCandidateIn] = Field(description="the records to judge (at most 50; 413 above)")
     stock: bool = Field(default=False, description="the control arm: keep those above the score floor")
+    gate: bool = Field(
+        default=False, description="ask the gate first: a message that needs no memory keeps nothing"
+    )
 
 
 class JudgeVerdictOut(BaseModel):
@@ -206,6 +209,7 @@ class JudgeVerdictOut(BaseModel):
 
 class JudgeOut(BaseModel):
     gated: bool = Field(description="the judge decided (false: the stock arm's score floor)")
+    gate_open: bool | None = Field(description="the gate's verdict when it was asked (gate: true), else null")
     context: str = Field(description="the kept records as a context block; empty when none is kept")
     kept: list[int] = Field(description="indexes of the kept candidates, best first")
     candidates: list[JudgeVerdictOut]
@@ -441,7 +445,9 @@ def create_app(
     def judge(body: JudgeIn, who: Who) -> Response:
         """The policy's judge over records your own memory returned: which belong in the prompt."""
         candidates = [c.model_dump() for c in body.candidates]
-        return _json(service.judge(who, body.actor_id, body.message, candidates, stock=body.stock))
+        return _json(
+            service.judge(who, body.actor_id, body.message, candidates, stock=body.stock, gate=body.gate)
+        )
 
     @app.get("/v1/records", response_model=RecordPage, tags=["records"])
     def list_records(

@@ -225,8 +225,10 @@ class MemoryService:
         candidates: Sequence[Mapping[str, Any]],
         *,
         stock: bool = False,
+        gate: bool = False,
     ) -> dict[str, Any]:
-        """The policy's judge over records a client's own memory returned (no gate, no search).
+        """The policy's judge over records a client's own memory returned (no search; ``gate``: the
+        gate first, so a message that needs no memory keeps nothing).
 
         Each candidate is ``{text, id?, namespace?, score?}``; a missing score is the cosine score
         against the message. Returns the kept ones (in the caller's ids) and a verdict per candidate.
@@ -259,7 +261,9 @@ class MemoryService:
                 given = c.get("score")
                 score = float(given) if given is not None else score_from_cosine(float(row @ query))
                 hits.append(SearchHit(record, score))
-        result = policy.judge(text, [(h.record.namespace, h) for h in hits], actor_id=actor.internal)
+        result = policy.judge(
+            text, [(h.record.namespace, h) for h in hits], actor_id=actor.internal, gate=gate
+        )
         kept = {k.record.id: k for k in result.records}
         verdicts = [
             {
@@ -278,6 +282,7 @@ class MemoryService:
         body = recall_body(result, actor)
         return {
             "gated": body["gated"],
+            "gate_open": body["gate_open"],
             "context": body["context"],
             "kept": [v["index"] for v in verdicts if v["kept"]],
             "candidates": verdicts,
