@@ -12,7 +12,7 @@ from typing import Any, Literal
 from ..deciders import BaseDecider, Decider, as_decider, default_decider
 from ..deciders.questions import Question
 from ..errors import UsageError, error_kind
-from ..records import resolve_namespace
+from ..records import SearchHit, resolve_namespace
 from ..stores.base import Searcher
 from . import stages
 from .breaker import CircuitBreaker
@@ -213,6 +213,33 @@ class RecallPolicy:
         turn = self._start(message, actor_id, session_id, namespaces, top_k, max_records, extensions)
         if not turn.ended and self._decide(turn):
             stages.search(turn, self.searcher, turn.top_k, self._mode, self.stats)
+            self._judge_and_keep(turn)
+        return self._finish(turn, message)
+
+    def judge(
+        self,
+        message: Any,
+        hits: Sequence[tuple[str, SearchHit]],
+        *,
+        actor_id: str,
+        max_records: int | None = None,
+        gate: bool = False,
+    ) -> Recall:
+        """Judge records that came from elsewhere (a foreign memory's search) for one message.
+
+        No search: ``hits`` (``(namespace, hit)`` pairs) are the candidates, judged and kept
+        exactly as :meth:`recall` judges its own search's (the stock arm keeps those above the
+        score floor). ``gate=True`` asks the gate first, as :meth:`recall` does: a message that
+        needs no memory keeps nothing. Fails open like :meth:`recall`: a failing judge keeps them all.
+        """
+        turn = self._start(message, actor_id, None, [], None, max_records)
+        if not turn.ended:
+            if gate and not self._decide(turn):
+                return self._finish(turn, message)
+            turn.hits = list(hits)
+            self.stats.add(records_returned=len(turn.hits))
+            if self.guarded_decider is not None and not turn.state:
+                turn.state = stages.state_for(turn.text, self.options.limits, turn)
             self._judge_and_keep(turn)
         return self._finish(turn, message)
 

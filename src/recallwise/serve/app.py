@@ -180,6 +180,43 @@ class SearchOut(BaseModel):
     results: list[RecordOut]
 
 
+class JudgeCandidateIn(_Body):
+    text: str = Field(description="the record's text, as the client's memory returned it")
+    id: str | None = Field(default=None, description="the client's id for it, echoed back")
+    namespace: str | None = Field(default=None, description="where it came from (a template with {actorId})")
+    score: float | None = Field(
+        default=None, ge=0, le=1, description="the memory's relevance score in [0, 1]; default: cosine"
+    )
+
+
+class JudgeIn(_Body):
+    actor_id: str = Field(description="your user's id (scoped by your key's tenant)")
+    message: str = Field(description="the user's message (or the search query) the records answer")
+    candidates: list[JudgeCandidateIn] = Field(description="the records to judge (at most 50; 413 above)")
+    stock: bool = Field(default=False, description="the control arm: keep those above the score floor")
+    gate: bool = Field(
+        default=False, description="ask the gate first: a message that needs no memory keeps nothing"
+    )
+
+
+class JudgeVerdictOut(BaseModel):
+    index: int
+    id: str | None
+    kept: bool
+    score: float
+    judge_p: float | None
+
+
+class JudgeOut(BaseModel):
+    gated: bool = Field(description="the judge decided (false: the stock arm's score floor)")
+    gate_open: bool | None = Field(description="the gate's verdict when it was asked (gate: true), else null")
+    context: str = Field(description="the kept records as a context block; empty when none is kept")
+    kept: list[int] = Field(description="indexes of the kept candidates, best first")
+    candidates: list[JudgeVerdictOut]
+    errors: list[str] = Field(description="what failed (the judge failed open: all kept)")
+    error_kinds: list[str]
+
+
 class QuestionIn(_Body):
     type: Literal["noul", "choice", "score"] = "noul"
     instructions: str
@@ -402,6 +439,14 @@ def create_app(
         """Ungated, bounded search over the actor's namespaces (for debugging)."""
         return _json(
             service.search(who, body.actor_id, body.query, namespaces=body.namespaces, limit=body.limit)
+        )
+
+    @app.post("/v1/judge", response_model=JudgeOut, tags=["recall"])
+    def judge(body: JudgeIn, who: Who) -> Response:
+        """The policy's judge over records your own memory returned: which belong in the prompt."""
+        candidates = [c.model_dump() for c in body.candidates]
+        return _json(
+            service.judge(who, body.actor_id, body.message, candidates, stock=body.stock, gate=body.gate)
         )
 
     @app.get("/v1/records", response_model=RecordPage, tags=["records"])

@@ -25,7 +25,7 @@ from ..errors import InvalidIdError, RecallwiseError, UsageError
 from ..extraction.pipeline import extract_and_store
 from ..policy import RecallPolicy
 from ..policy.turn import Recall
-from ..records import Event, MemoryRecord, resolve_namespace, validate_id
+from ..records import Event, MemoryRecord, SearchHit, resolve_namespace, score_from_cosine, validate_id
 from ..stores.base import SearchRequest
 
 __all__ = [
@@ -89,6 +89,7 @@ class Limits:
     max_events_per_write: int = 200
     max_page: int = 100
     max_search: int = 50
+    max_judge_candidates: int = 50
 
 
 @dataclass
@@ -216,6 +217,79 @@ class MemoryService:
             max_records=max_records,
         )
         return recall_body(result, actor)
+
+    def judge(
+        self,
+        principal: Principal,
+        actor_id: Any,
+        message: Any,
+        candidates: Sequence[Mapping[str, Any]],
+        *,
+        stock: bool = False,
+        gate: bool = False,
+    ) -> dict[str, Any]:
+        """The policy's judge over records a client's own memory returned (no search; ``gate``: the
+        gate first, so a message that needs no memory keeps nothing).
+
+        Each candidate is ``{text, id?, namespace?, score?}``; a missing score is the cosine score
+        against the message. Returns the kept ones (in the caller's ids) and a verdict per candidate.
+        """
+        principal.require("recall")
+        actor = self.actor(principal, actor_id)
+        text = self._message(message)
+        if len(candidates) > self.limits.max_judge_candidates:
+            raise ServiceError(
+                413,
+                f"candidates has {len(candidates)} records; the limit is {self.limits.max_judge_candidates}",
+                field="candidates",
+            )
+        policy = self.stock if stock and self.stock is not None else self.policy
+        records: list[MemoryRecord] = []
+        for i, c in enumerate(candidates):
+            record_text = self._message(c["text"], f"candidates.{i}.text")
+            namespace = str(c.get("namespace") or "/judged/{actorId}").replace("{actorId}", actor.internal)
+            record = MemoryRecord(actor_id=actor.internal, namespace=namespace, text=record_text)
+            if c.get("id") is not None:
+                record.id = str(c["id"])
+            records.append(record)
+        hits: list[SearchHit] = []
+        if records:  # one batch: the judge then needs no second embedding of the records
+            embedder = policy.store.embedder
+            query = embedder.embed([text])[0]
+            vectors = embedder.embed([r.rendered for r in records])
+            for record, row, c in zip(records, vectors, candidates, strict=True):
+                record.embedding = row
+                given = c.get("score")
+                score = float(given) if given is not None else score_from_cosine(float(row @ query))
+                hits.append(SearchHit(record, score))
+        result = policy.judge(
+            text, [(h.record.namespace, h) for h in hits], actor_id=actor.internal, gate=gate
+        )
+        kept = {k.record.id: k for k in result.records}
+        verdicts = [
+            {
+                "index": i,
+                "id": h.record.id if c.get("id") is not None else None,
+                "kept": h.record.id in kept,
+                "score": round(float(h.score), 6),
+                "judge_p": (
+                    None
+                    if h.record.id not in kept or kept[h.record.id].judge_p is None
+                    else round(float(kept[h.record.id].judge_p or 0.0), 6)
+                ),
+            }
+            for i, (h, c) in enumerate(zip(hits, candidates, strict=True))
+        ]
+        body = recall_body(result, actor)
+        return {
+            "gated": body["gated"],
+            "gate_open": body["gate_open"],
+            "context": body["context"],
+            "kept": [v["index"] for v in verdicts if v["kept"]],
+            "candidates": verdicts,
+            "errors": body["errors"],
+            "error_kinds": body["error_kinds"],
+        }
 
     def _session(self, session_id: Any) -> str | None:
         if session_id is None:
