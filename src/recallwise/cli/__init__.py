@@ -31,6 +31,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     (None, "ask"),
     (None, "log"),
     (None, "serve"),
+    (None, "mcp"),
     ("bench", "bench_locomo"),
     ("bench", "bench_latency"),
     ("bench", "bench_store"),
