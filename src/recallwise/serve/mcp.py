@@ -17,9 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
 from .service import LOCAL, MemoryService, Principal, ServiceError
 
-__all__ = ["DEFAULT_TOKEN_BUDGET", "NOTHING_RELEVANT", "SYSTEM_PROMPT", "build_mcp_server"]
+__all__ = ["DEFAULT_TOKEN_BUDGET", "NOTHING_RELEVANT", "SYSTEM_PROMPT", "build_mcp_server", "mount_mcp"]
 
 #: The most tokens (the policy's own count of the context block) ``recall`` returns per call.
 DEFAULT_TOKEN_BUDGET = 400
@@ -36,8 +39,6 @@ SYSTEM_PROMPT = (
 
 def _problem(message: str) -> Exception:
     """A mistake of the caller's: the SDK returns it to the model as an error result, text intact."""
-    from mcp.server.mcpserver.exceptions import ToolError
-
     return ToolError(message)
 
 
@@ -50,32 +51,35 @@ def build_mcp_server(
     *,
     actor_id: str | None = None,
     principal: Principal = LOCAL,
-    principal_of: Callable[[], tuple[Principal, str]] | None = None,
+    principal_of: Callable[[Any], tuple[Principal, str]] | None = None,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
 ) -> Any:
     """An ``MCPServer`` over ``service``, acting for one actor.
 
     stdio: give ``actor_id`` (and ``principal``, LOCAL by default). HTTP: give ``principal_of``,
-    called inside each tool call, returning the request's principal and actor id (from its API key).
+    called inside each tool call with the HTTP request, returning its principal and actor id (from
+    its API key).
     """
-    from mcp.server.mcpserver import MCPServer
-
     if principal_of is None:
         if not actor_id:
             raise ValueError("build_mcp_server needs actor_id (stdio) or principal_of (HTTP)")
         fixed = (principal, service.actor(principal, actor_id).external)
 
-        def principal_of() -> tuple[Principal, str]:
+        def principal_of(request: Any) -> tuple[Principal, str]:
             return fixed
 
     who = principal_of
-    server: Any = MCPServer(
+    server: MCPServer = MCPServer(
         "recallwise",
         instructions=SYSTEM_PROMPT,
     )
 
-    def call(op: Callable[[Principal, str], dict[str, Any]]) -> dict[str, Any]:
-        p, actor = who()
+    def call(ctx: Context, op: Callable[[Principal, str], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            request = ctx.request_context.request
+        except (AttributeError, ValueError, LookupError):
+            request = None
+        p, actor = who(request)
         try:
             return op(p, actor)
         except ServiceError as exc:
@@ -88,8 +92,8 @@ def build_mcp_server(
         "answer; it returns only those records and a ready-to-use context block, or says that "
         "nothing in memory is relevant. Always within a token budget (reported in the result)."
     )
-    def recall(message: str) -> dict[str, object]:
-        body = call(lambda p, a: service.recall(p, a, message))
+    def recall(message: str, ctx: Context) -> dict[str, object]:
+        body = call(ctx, lambda p, a: service.recall(p, a, message))
         return _recall_result(body, token_budget)
 
     @server.tool(
@@ -97,11 +101,13 @@ def build_mcp_server(
         "Give `text` (one user message) or `messages` (a list of {role: user|assistant, text}). "
         "Lasting facts and preferences are extracted and stored; an updated fact replaces the old one."
     )
-    def remember(text: str | None = None, messages: list[dict[str, str]] | None = None) -> dict[str, object]:
+    def remember(
+        ctx: Context, text: str | None = None, messages: list[dict[str, str]] | None = None
+    ) -> dict[str, object]:
         if (text is None) == (messages is None):
             raise _problem("remember: give exactly one of `text` or `messages`")
         items = [{"role": "user", "text": text}] if text is not None else list(messages or [])
-        body = call(lambda p, a: service.add_events(p, a, "mcp", items))
+        body = call(ctx, lambda p, a: service.add_events(p, a, "mcp", items))
         return {
             "added": body.get("added", 0),
             "updated": body.get("updated", 0),
@@ -114,7 +120,7 @@ def build_mcp_server(
         "(for when the user asks what you remember about something). Returns at most `limit` records "
         "(1-50), best first, and `next_offset` for the next page."
     )
-    def search_memories(query: str, limit: int = 10, offset: int = 0) -> dict[str, object]:
+    def search_memories(query: str, ctx: Context, limit: int = 10, offset: int = 0) -> dict[str, object]:
         if offset < 0:
             raise _problem("offset must be >= 0")
         cap = service.limits.max_search
@@ -123,7 +129,7 @@ def build_mcp_server(
         depth = min(cap, offset + limit)
         if offset >= cap:
             raise _problem(f"offset must be below {cap}")
-        body = call(lambda p, a: service.search(p, a, query, limit=depth))
+        body = call(ctx, lambda p, a: service.search(p, a, query, limit=depth))
         page = body["results"][offset : offset + limit]
         more = len(body["results"]) > offset + limit or (len(body["results"]) == depth and depth < cap)
         return {
@@ -135,15 +141,15 @@ def build_mcp_server(
     @server.tool(
         description="Forget one memory record, by the `id` a recall, search or list returned."
     )
-    def forget(record_id: str) -> dict[str, object]:
-        return dict(call(lambda p, a: service.delete_record(p, record_id)))
+    def forget(record_id: str, ctx: Context) -> dict[str, object]:
+        return dict(call(ctx, lambda p, a: service.delete_record(p, record_id)))
 
     @server.tool(
         description="List the memory records of this user, oldest first, 50 a page; pass the "
         "returned `next_cursor` to get the next page (null on the last page)."
     )
-    def list_memories(cursor: int = 0) -> dict[str, object]:
-        body = call(lambda p, a: service.list_records(p, a, cursor=cursor))
+    def list_memories(ctx: Context, cursor: int = 0) -> dict[str, object]:
+        body = call(ctx, lambda p, a: service.list_records(p, a, cursor=cursor))
         return {
             "total": body["total"],
             "records": [_record(r) for r in body["records"]],
@@ -203,3 +209,73 @@ def _recall_result(body: dict[str, Any], token_budget: int) -> dict[str, object]
     if body.get("errors"):
         result["errors"] = body["errors"]
     return result
+
+
+def mount_mcp(
+    app: Any,
+    service: MemoryService,
+    keyring: Any = None,
+    *,
+    actor_id: str | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    path: str = "/mcp",
+) -> None:
+    """Mount the MCP server (streamable HTTP, stateless, JSON responses) at ``path`` on ``app``.
+
+    Behind the same API keys as the rest of the service: a missing or wrong key is a 401 before the
+    MCP layer sees the request. The actor is the key's (``actor_id``, default the key's label, inside
+    the key's tenant); without keys, ``actor_id`` (default ``local``) for the one local user.
+    """
+    from contextlib import asynccontextmanager
+
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def principal_of(request: Any) -> tuple[Principal, str]:
+        if keyring is None:
+            return LOCAL, actor_id or "local"
+        found = keyring.principal(_key(request.headers if request is not None else {}))
+        if found is None:  # the mount refused it already; a request without one never gets here
+            raise _problem("a valid API key is required (Authorization: Bearer KEY)")
+        return found, actor_id or found.key_id
+
+    server = build_mcp_server(service, principal_of=principal_of, token_budget=token_budget)
+    loopback_only = keyring is None
+    server.streamable_http_app(
+        streamable_http_path=path,
+        stateless_http=True,
+        json_response=True,
+        # without keys the service binds loopback only: keep the SDK's DNS-rebinding protection
+        host="127.0.0.1" if loopback_only else "0.0.0.0",
+    )
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+
+    inner = StreamableHTTPASGIApp(server.session_manager)
+
+    async def endpoint(scope: Any, receive: Any, send: Any) -> None:
+        if keyring is not None:
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            if keyring.principal(_key(headers)) is None:
+                response = JSONResponse(
+                    {"error": {"status": 401, "message": "a valid API key is required (Authorization: Bearer KEY)"}},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+        await inner(scope, receive, send)
+
+    app.router.routes.append(Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    outer = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> Any:
+        async with server.session_manager.run(), outer(a) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+
+
+def _key(headers: Any) -> str | None:
+    header = headers.get("authorization", "") or ""
+    return header[7:].strip() if header[:7].lower() == "bearer " else headers.get("x-api-key")
