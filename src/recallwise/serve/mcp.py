@@ -26,6 +26,7 @@ __all__ = ["DEFAULT_TOKEN_BUDGET", "NOTHING_RELEVANT", "SYSTEM_PROMPT", "build_m
 
 #: The most tokens (the policy's own count of the context block) ``recall`` returns per call.
 DEFAULT_TOKEN_BUDGET = 400
+_NEED_KEY = "a valid API key is required (Authorization: Bearer KEY)"
 NOTHING_RELEVANT = "Nothing in memory is relevant to this message."
 SYSTEM_PROMPT = (
     "You have a long-term memory of this user through the recallwise tools. At the start of each "
@@ -138,9 +139,7 @@ def build_mcp_server(
             "next_offset": offset + len(page) if more and page else None,
         }
 
-    @server.tool(
-        description="Forget one memory record, by the `id` a recall, search or list returned."
-    )
+    @server.tool(description="Forget one memory record, by the `id` a recall, search or list returned.")
     def forget(record_id: str, ctx: Context) -> dict[str, object]:
         return dict(call(ctx, lambda p, a: service.delete_record(p, record_id)))
 
@@ -236,7 +235,7 @@ def mount_mcp(
             return LOCAL, actor_id or "local"
         found = keyring.principal(_key(request.headers if request is not None else {}))
         if found is None:  # the mount refused it already; a request without one never gets here
-            raise _problem("a valid API key is required (Authorization: Bearer KEY)")
+            raise _problem(_NEED_KEY)
         return found, actor_id or found.key_id
 
     server = build_mcp_server(service, principal_of=principal_of, token_budget=token_budget)
@@ -257,7 +256,7 @@ def mount_mcp(
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
             if keyring.principal(_key(headers)) is None:
                 response = JSONResponse(
-                    {"error": {"status": 401, "message": "a valid API key is required (Authorization: Bearer KEY)"}},
+                    {"error": {"status": 401, "message": _NEED_KEY}},
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer"},
                 )
