@@ -251,7 +251,7 @@ def mount_mcp(
 
     inner = StreamableHTTPASGIApp(server.session_manager)
 
-    async def endpoint(scope: Any, receive: Any, send: Any) -> None:
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
         if keyring is not None:
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
             if keyring.principal(_key(headers)) is None:
@@ -264,7 +264,7 @@ def mount_mcp(
                 return
         await inner(scope, receive, send)
 
-    app.router.routes.append(Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    app.router.routes.append(Route(path, endpoint=_ASGI(guarded), methods=["GET", "POST", "DELETE"]))
     outer = app.router.lifespan_context
 
     @asynccontextmanager
@@ -273,6 +273,17 @@ def mount_mcp(
             yield state
 
     app.router.lifespan_context = lifespan
+
+
+class _ASGI:
+    """An ASGI callable Starlette's ``Route`` passes scope, receive and send to (a plain function
+    would be called with a Request)."""
+
+    def __init__(self, app: Callable[..., Any]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
 
 
 def _key(headers: Any) -> str | None:
