@@ -14,14 +14,14 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("fastapi")
 
-import anyio  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
+import anyio
+from mcp import Client, StdioServerParameters
 
-from recallwise.demo import persona, seed_persona  # noqa: E402
-from recallwise.serve.auth import add_key  # noqa: E402
-from recallwise.serve.mcp import NOTHING_RELEVANT, build_mcp_server  # noqa: E402
-from recallwise.serve.service import MemoryService  # noqa: E402
-from recallwise.stores import open_store  # noqa: E402
+from recallwise.demo import persona, seed_persona
+from recallwise.serve.auth import add_key
+from recallwise.serve.mcp import NOTHING_RELEVANT, build_mcp_server
+from recallwise.serve.service import MemoryService
+from recallwise.stores import open_store
 
 DRINK = "I'd like a drink, what should I get?"
 ACTOR = persona()["actor_id"]
@@ -93,7 +93,8 @@ async def test_in_memory_tools_and_errors(db: Path, tmp_path: Path) -> None:
 
             page = (await client.call_tool("list_memories", {})).structured_content
             assert page["total"] == before and page["records"]
-            found = (await client.call_tool("search_memories", {"query": "coffee", "limit": 2})).structured_content
+            first = await client.call_tool("search_memories", {"query": "coffee", "limit": 2})
+            found = first.structured_content
             assert len(found["results"]) == 2 and found["next_offset"] == 2
             second = await client.call_tool("search_memories", {"query": "coffee", "limit": 2, "offset": 2})
             assert {r["id"] for r in second.structured_content["results"]}.isdisjoint(
@@ -155,6 +156,7 @@ def test_mcp_cli_usage_errors(tmp_path: Path) -> None:
 async def test_streamable_http_behind_keys(db: Path, tmp_path: Path) -> None:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
+
     from serve_server import serve
 
     keys = tmp_path / "keys.yaml"
@@ -165,9 +167,12 @@ async def test_streamable_http_behind_keys(db: Path, tmp_path: Path) -> None:
     store.close()
     with serve(f"sqlite:///{store_path}", "--keys", str(keys), log_dir=tmp_path) as server:
         url = server.url + "/mcp"
-        async with httpx2.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=60) as http:
-            async with Client(streamable_http_client(url, http_client=http)) as client:
-                await _exercise(client)
+        headers = {"authorization": f"Bearer {key}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            await _exercise(client)
         # a wrong key: refused before the MCP layer, the server still serving
         wrong = server.client("not-a-key").post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert wrong.status_code == 401
