@@ -20,6 +20,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from ..policy.pack import count_tokens, pack_context
 from .service import LOCAL, MemoryService, Principal, ServiceError
 
 __all__ = ["DEFAULT_TOKEN_BUDGET", "NOTHING_RELEVANT", "SYSTEM_PROMPT", "build_mcp_server", "mount_mcp"]
@@ -173,19 +174,18 @@ def _record(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def _recall_result(body: dict[str, Any], token_budget: int) -> dict[str, object]:
-    """POST /v1/recall's body, trimmed to what a model needs and to the token budget."""
+    """POST /v1/recall's body, trimmed to what a model needs and to the token budget (the
+    lowest-ranked records go first; tokens counted by the policy's tokenizer)."""
     records = body["records"]
     context = body["context"] or ""
     tokens = int(body.get("context_tokens") or 0)
     trimmed = 0
-    if records and tokens > token_budget:
-        # drop the lowest-ranked records until the block fits (its size ~ proportional to records)
-        per = tokens / len(records)
-        keep = max(0, int(token_budget // per)) if per else len(records)
-        trimmed = len(records) - keep
-        records = records[:keep]
-        context = "\n".join(f"- {r['text']}" for r in records)
-        tokens = int(per * keep)
+    while records and tokens > token_budget:
+        records = records[:-1]
+        trimmed += 1
+        big = 1 << 30
+        context, _ = pack_context([r["text"] for r in records], max_record_chars=big, max_context_chars=big)
+        tokens = count_tokens(context)
     kept = [
         {
             "id": r["id"],
