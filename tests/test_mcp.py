@@ -177,3 +177,18 @@ async def test_streamable_http_behind_keys(db: Path, tmp_path: Path) -> None:
         wrong = server.client("not-a-key").post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert wrong.status_code == 401
         assert server.client(key).get("/readyz").status_code == 200
+
+
+def test_bench_mcp_json() -> None:
+    from cli_runner import run_cli
+
+    done = run_cli("bench", "mcp", "--json")
+    assert done.code == 0, done.err
+    body = json.loads(done.out)
+    turns = {r["turn"]: r for r in body["turns"]}
+    assert len(turns) == 8
+    assert turns["Hello!"]["recall_records"] == 0 and turns["Hello!"]["top10_records"] == 10
+    assert any("flat white" in k.lower() for k in turns[DRINK]["kept"])
+    assert body["total"]["recall_tokens"] < body["total"]["top10_tokens"]
+    assert all(r["recall_context_tokens"] <= body["token_budget"] for r in body["turns"])
+    assert run_cli("bench", "mcp", "--mcp-token-budget", "0").code == 2

@@ -36,6 +36,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     ("bench", "bench_latency"),
     ("bench", "bench_store"),
     ("bench", "bench_serve"),
+    ("bench", "bench_mcp"),
 ]
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",
