@@ -183,12 +183,12 @@ def test_bench_mcp_json() -> None:
     from cli_runner import run_cli
 
     done = run_cli("bench", "mcp", "--json")
-    assert done.code == 0, done.err
-    body = json.loads(done.out)
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
     turns = {r["turn"]: r for r in body["turns"]}
     assert len(turns) == 8
     assert turns["Hello!"]["recall_records"] == 0 and turns["Hello!"]["top10_records"] == 10
     assert any("flat white" in k.lower() for k in turns[DRINK]["kept"])
     assert body["total"]["recall_tokens"] < body["total"]["top10_tokens"]
     assert all(r["recall_context_tokens"] <= body["token_budget"] for r in body["turns"])
-    assert run_cli("bench", "mcp", "--mcp-token-budget", "0").code == 2
+    assert run_cli("bench", "mcp", "--mcp-token-budget", "0").returncode == 2
