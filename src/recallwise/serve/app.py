@@ -293,17 +293,6 @@ def _json(body: Any) -> Response:
     return Response(json.dumps(body, separators=(",", ":")), media_type="application/json")
 
 
-def _mount_mcp(app: FastAPI, service: MemoryService, keyring: Keyring | None) -> None:
-    """The MCP server at /mcp when the ``mcp`` extra is installed (``recallwise[mcp]``)."""
-    try:
-        from .mcp import mount_mcp
-    except ModuleNotFoundError as exc:  # the SDK is not installed: no /mcp
-        if exc.name is None or not exc.name.startswith("mcp"):
-            raise
-        return
-    mount_mcp(app, service, keyring)
-
-
 def create_app(
     service: MemoryService,
     keyring: Keyring | None = None,
@@ -333,7 +322,6 @@ def create_app(
     metrics = metrics or Metrics(service)
     app.state.service = service
     app.state.metrics = metrics
-    _mount_mcp(app, service, keyring)
 
     def principal(request: Request) -> Principal:
         if keyring is None:
