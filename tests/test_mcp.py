@@ -161,6 +161,7 @@ async def test_streamable_http_behind_keys(db: Path, tmp_path: Path) -> None:
 
     keys = tmp_path / "keys.yaml"
     key = add_key(keys, tenant="acme", scopes=["recall", "write"], label=ACTOR)
+    other = add_key(keys, tenant="globex", scopes=["recall", "write"], label=ACTOR)
     store_path = tmp_path / "http.db"
     store = open_store(f"sqlite:///{store_path}")
     seed_persona(store, actor_id=f"acme:{ACTOR}")
@@ -173,6 +174,15 @@ async def test_streamable_http_behind_keys(db: Path, tmp_path: Path) -> None:
             Client(streamable_http_client(url, http_client=http)) as client,
         ):
             await _exercise(client)
+        # another tenant's key, same label: a different actor, whose memory is empty
+        async with (
+            httpx2.AsyncClient(headers={"authorization": f"Bearer {other}"}, timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            body = (await client.call_tool("recall", {"message": DRINK})).structured_content
+            assert body["records"] == [] and body["relevant"] is False
+            listed = (await client.call_tool("list_memories", {})).structured_content
+            assert listed["total"] == 0
         # a wrong key: refused before the MCP layer, the server still serving
         wrong = server.client("not-a-key").post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert wrong.status_code == 401
