@@ -161,7 +161,7 @@ async def test_streamable_http_behind_keys(db: Path, tmp_path: Path) -> None:
 
     keys = tmp_path / "keys.yaml"
     key = add_key(keys, tenant="acme", scopes=["recall", "write"], label=ACTOR)
-    other = add_key(keys, tenant="globex", scopes=["recall", "write"], label=ACTOR)
+    other = add_key(keys, tenant="globex", scopes=["recall", "write"], label="intruder")
     store_path = tmp_path / "http.db"
     store = open_store(f"sqlite:///{store_path}")
     seed_persona(store, actor_id=f"acme:{ACTOR}")
@@ -174,7 +174,7 @@ async def test_streamable_http_behind_keys(db: Path, tmp_path: Path) -> None:
             Client(streamable_http_client(url, http_client=http)) as client,
         ):
             await _exercise(client)
-        # another tenant's key, same label: a different actor, whose memory is empty
+        # another tenant's key: its own actor, whose memory is empty (acme's is out of reach)
         async with (
             httpx2.AsyncClient(headers={"authorization": f"Bearer {other}"}, timeout=60) as http,
             Client(streamable_http_client(url, http_client=http)) as client,
