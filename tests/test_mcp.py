@@ -202,3 +202,14 @@ def test_bench_mcp_json() -> None:
     assert body["total"]["recall_tokens"] < body["total"]["top10_tokens"]
     assert all(r["recall_context_tokens"] <= body["token_budget"] for r in body["turns"])
     assert run_cli("bench", "mcp", "--mcp-token-budget", "0").returncode == 2
+
+
+async def test_streamable_http_without_keys_uses_mcp_actor(db: Path, tmp_path: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    from serve_server import serve
+
+    store = f"sqlite:///{_copy(db, tmp_path)}"
+    with serve(store, "--mcp-actor", ACTOR, log_dir=tmp_path) as server:
+        async with Client(streamable_http_client(server.url + "/mcp")) as client:
+            await _exercise(client)

@@ -57,6 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="most context tokens one MCP recall at /mcp returns (default 400)",
     )
+    parser.add_argument(
+        "--mcp-actor",
+        default="local",
+        metavar="ID",
+        help="whose memory /mcp reads without --keys (default %(default)s; with keys: the key's label)",
+    )
     parser.add_argument("--log", metavar="FILE", help="decision log (SQLite) of every turn (default none)")
     parser.add_argument(
         "--access-log", action="store_true", help="log every request (paths only, never keys)"
@@ -118,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         log=args.log,
         access_log=args.access_log,
         mcp_token_budget=args.mcp_token_budget,
+        mcp_actor=args.mcp_actor,
     )
     namespaces = _namespaces(args.namespace)
     if namespaces is not None:

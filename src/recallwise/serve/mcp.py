@@ -222,8 +222,8 @@ def mount_mcp(
     """Mount the MCP server (streamable HTTP, stateless, JSON responses) at ``path`` on ``app``.
 
     Behind the same API keys as the rest of the service: a missing or wrong key is a 401 before the
-    MCP layer sees the request. The actor is the key's (``actor_id``, default the key's label, inside
-    the key's tenant); without keys, ``actor_id`` (default ``local``) for the one local user.
+    MCP layer sees the request. The actor is the key's label, inside the key's tenant; without keys,
+    ``actor_id`` (default ``local``) for the one local user.
     """
     from contextlib import asynccontextmanager
 
@@ -236,7 +236,7 @@ def mount_mcp(
         found = keyring.principal(_key(request.headers if request is not None else {}))
         if found is None:  # the mount refused it already; a request without one never gets here
             raise _problem(_NEED_KEY)
-        return found, actor_id or found.key_id
+        return found, found.key_id
 
     server = build_mcp_server(service, principal_of=principal_of, token_budget=token_budget)
     loopback_only = keyring is None
