@@ -31,10 +31,12 @@ COMMANDS: list[tuple[str | None, str]] = [
     (None, "ask"),
     (None, "log"),
     (None, "serve"),
+    (None, "mcp"),
     ("bench", "bench_locomo"),
     ("bench", "bench_latency"),
     ("bench", "bench_store"),
     ("bench", "bench_serve"),
+    ("bench", "bench_mcp"),
 ]
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",

@@ -18,7 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="serve gated recall over HTTP (any agent, any language)",
         description="Serve the gate, route and judge as a versioned JSON API (OpenAPI at /openapi.json): "
         "POST /v1/recall, the write path (/v1/events, /v1/records), /v1/search, /v1/systemone, "
-        "/healthz, /readyz, /metrics. Without --keys it binds loopback only, for one local user.",
+        "/healthz, /readyz, /metrics, and the MCP server at /mcp (with the mcp extra). "
+        "Without --keys it binds loopback only, for one local user.",
     )
     add_store(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
@@ -48,6 +49,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--no-batching", action="store_true", help="embed each turn on its own (default: batched)"
+    )
+    parser.add_argument(
+        "--mcp-token-budget",
+        type=int,
+        default=None,
+        metavar="N",
+        help="most context tokens one MCP recall at /mcp returns (default 400)",
+    )
+    parser.add_argument(
+        "--mcp-actor",
+        default="local",
+        metavar="ID",
+        help="whose memory /mcp reads without --keys (default %(default)s; with keys: the key's label)",
     )
     parser.add_argument("--log", metavar="FILE", help="decision log (SQLite) of every turn (default none)")
     parser.add_argument(
@@ -109,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         batch_embeddings=not args.no_batching,
         log=args.log,
         access_log=args.access_log,
+        mcp_token_budget=args.mcp_token_budget,
+        mcp_actor=args.mcp_actor,
     )
     namespaces = _namespaces(args.namespace)
     if namespaces is not None:

@@ -14,7 +14,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import InvalidIdError, UsageError
+from ..records import validate_id
 from .service import DEFAULT_NAMESPACES, Limits, MemoryService
 
 __all__ = ["SETTINGS_ENV", "Settings", "app_from_env", "build_app", "build_service", "is_loopback", "run"]
@@ -41,6 +42,10 @@ class Settings:
     threads: int = 64
     log: str | None = None
     access_log: bool = False
+    #: the MCP server at /mcp (when the ``mcp`` extra is installed): most context tokens per recall
+    mcp_token_budget: int | None = None
+    #: the actor /mcp acts for without keys (with keys: each key's label)
+    mcp_actor: str = "local"
 
     def check(self) -> None:
         """Refuse, before anything starts, what would be unsafe or cannot work."""
@@ -54,6 +59,12 @@ class Settings:
             raise UsageError(f"--port {self.port}: not a TCP port")
         if self.workers < 1:
             raise UsageError(f"--workers {self.workers}: at least 1")
+        if self.mcp_token_budget is not None and self.mcp_token_budget < 1:
+            raise UsageError(f"--mcp-token-budget {self.mcp_token_budget}: at least 1")
+        try:
+            validate_id(self.mcp_actor, "--mcp-actor")
+        except InvalidIdError as exc:
+            raise UsageError(str(exc)) from None
         if self.max_batch < 1:
             raise UsageError(f"--max-batch {self.max_batch}: at least 1")
         try:
@@ -107,7 +118,22 @@ def build_app(settings: Settings) -> Any:
     from .auth import Keyring
 
     keyring = Keyring.load(settings.keys) if settings.keys else None
-    return create_app(build_service(settings), keyring, threads=settings.threads)
+    service = build_service(settings)
+    app = create_app(service, keyring, threads=settings.threads)
+    _mount_mcp(app, service, keyring, settings.mcp_token_budget, settings.mcp_actor)
+    return app
+
+
+def _mount_mcp(app: Any, service: MemoryService, keyring: Any, token_budget: int | None, actor: str) -> None:
+    """The MCP server at /mcp, behind the same keys, when the ``mcp`` extra is installed."""
+    try:
+        from .mcp import DEFAULT_TOKEN_BUDGET, mount_mcp
+    except ModuleNotFoundError as exc:  # the SDK is not installed: no /mcp
+        if exc.name is None or not exc.name.startswith("mcp"):
+            raise
+        return
+    budget = DEFAULT_TOKEN_BUDGET if token_budget is None else token_budget
+    mount_mcp(app, service, keyring, actor_id=actor, token_budget=budget)
 
 
 def app_from_env() -> Any:

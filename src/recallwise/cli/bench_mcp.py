@@ -1,0 +1,57 @@
+"""``recallwise bench mcp``: tokens the MCP ``recall`` tool returns per demo turn vs a plain top-10."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import UsageError
+from . import emit_json
+from .common import add_json, table
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "mcp",
+        help="tokens the MCP recall tool returns per demo turn, against a plain top-10 search",
+        description="Run the demo persona's eight turns through the MCP server's tools (a real MCP "
+        "client, in memory): tokens of each result the client receives and records returned, for "
+        "`recall` (gated, judged, budgeted) and `search_memories` with limit 10 (a plain top-10).",
+    )
+    parser.add_argument(
+        "--store",
+        default="sqlite:///:memory:",
+        metavar="URL",
+        help="store to seed with the persona and read (default: an in-memory SQLite store)",
+    )
+    parser.add_argument("--mcp-token-budget", type=int, default=None, metavar="N", help="default 400")
+    add_json(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:
+        raise UsageError(f"recallwise bench mcp needs: pip install 'recallwise[mcp]' ({exc})") from exc
+    from ..bench.mcp import bench_mcp
+    from ..stores import open_store
+
+    if args.mcp_token_budget is not None and args.mcp_token_budget < 1:
+        raise UsageError(f"--mcp-token-budget {args.mcp_token_budget}: at least 1")
+    store = open_store(args.store)
+    result = bench_mcp(store, token_budget=args.mcp_token_budget)
+    if args.json:
+        emit_json(result)
+        return 0
+    rows = [
+        [r["turn"], r["recall_tokens"], r["recall_records"], r["top10_tokens"], r["top10_records"]]
+        for r in result["turns"]
+    ]
+    t = result["total"]
+    rows.append(["total", t["recall_tokens"], t["recall_records"], t["top10_tokens"], t["top10_records"]])
+    sys.stdout.write(
+        table(rows, ["turn", "recall tokens", "recall records", "top-10 tokens", "top-10 records"]) + "\n"
+    )
+    sys.stdout.write(f"tokens: {result['tokenizer']} over {result['counted']}\n")
+    return 0

@@ -1,0 +1,70 @@
+"""``recallwise mcp``: the MCP server over stdio, for one actor (Claude Desktop, Claude Code, Cursor)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import UsageError
+from .common import add_decider, add_embedder, add_store
+
+INSTALL_HINT = "pip install 'recallwise[mcp]'"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "mcp",
+        help="serve gated recall as an MCP server over stdio (Claude Desktop, Claude Code, Cursor)",
+        description="Serve recall, remember, search_memories, forget and list_memories as MCP tools "
+        "over stdio, for the one actor --actor names (the model never chooses whose memory it reads). "
+        "The same server is mounted at /mcp on `recallwise serve`.",
+    )
+    add_store(parser)
+    parser.add_argument("--actor", required=True, metavar="ID", help="whose memory the tools read and write")
+    add_decider(parser)
+    add_embedder(parser)
+    parser.add_argument(
+        "--mcp-token-budget",
+        type=int,
+        default=None,
+        metavar="N",
+        help="most context tokens one recall returns (default 400)",
+    )
+    parser.add_argument("--max-message-chars", type=int, default=16_000, help="default %(default)s")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:
+        raise UsageError(f"recallwise mcp needs: {INSTALL_HINT} ({exc})") from exc
+    from ..records import validate_id
+    from ..serve.mcp import DEFAULT_TOKEN_BUDGET, build_mcp_server
+    from ..serve.runner import Settings, build_service
+
+    budget = DEFAULT_TOKEN_BUDGET if args.mcp_token_budget is None else args.mcp_token_budget
+    if budget < 1:
+        raise UsageError(f"--mcp-token-budget {budget}: at least 1")
+    if args.max_message_chars < 1:
+        raise UsageError(f"--max-message-chars {args.max_message_chars}: at least 1")
+    try:
+        actor = validate_id(args.actor, "--actor")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    settings = Settings(
+        store=args.store,
+        decider=args.decider,
+        decider_url=args.url,
+        embedder=args.embedder,
+        limits={"max_message_chars": args.max_message_chars},
+        batch_embeddings=False,
+    )
+    service = build_service(settings)
+    try:
+        server = build_mcp_server(service, actor_id=actor, token_budget=budget)
+        sys.stderr.write(f"recallwise mcp: stdio over {args.store} for actor {actor!r}\n")
+        server.run("stdio")
+    finally:
+        service.close()
+    return 0
