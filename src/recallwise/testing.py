@@ -27,7 +27,7 @@ from typing import Any
 
 from .embeddings import Embedder, HashingEmbedder
 from .records import MemoryRecord, SearchHit
-from .stores.base import Query, SearchMode, SearchRequest, search_request
+from .stores.base import SearchMode, SearchRequest, accepts_old_search_call
 from .stores.sqlite import SQLiteStore
 
 __all__ = ["Asked", "InMemoryStore", "ScriptedDecider", "Searched"]
@@ -187,19 +187,8 @@ class InMemoryStore(SQLiteStore):
         """Searches succeed again."""
         self._faults.error, self._faults.remaining = None, None
 
-    def search(
-        self,
-        request: SearchRequest | str,
-        query: Query | None = None,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
-        request = search_request(
-            request, query, top_k, actor_id=actor_id, text=text, mode=mode, owner="InMemoryStore.search"
-        )
+    @accepts_old_search_call
+    def search(self, request: SearchRequest) -> list[SearchHit]:
         if self._faults.delay_s:
             time.sleep(self._faults.delay_s)
         error = self._faults.error

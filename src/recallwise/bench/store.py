@@ -13,7 +13,6 @@ that the store returned.
 
 from __future__ import annotations
 
-import inspect
 import os
 import statistics
 import time
@@ -290,7 +289,7 @@ def bench_store(
     corpus = SyntheticCorpus(records, namespaces, dimension=dimension, seed=seed)
     store, cleanup = _open_bench_store(url, dimension)
     try:
-        if options and "plan" not in inspect.signature(store.search).parameters:
+        if options and not hasattr(store, "plan_for"):  # only PostgreSQL plans its searches
             raise UsageError(f"--plan: the {type(store).__name__} chooses no search plan")
         if store.count_records():
             raise UsageError(f"bench store needs an empty store; {store.url} already holds records")

@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit
-from .base import Query, SearchMode, SearchRequest, ThreadedAsyncMethods, search_request
+from .base import SearchRequest, ThreadedAsyncMethods, accepts_old_search_call
 
 __all__ = ["AgentCoreError", "AgentCoreStore", "parse_agentcore_url", "validate_memory_id"]
 
@@ -238,25 +238,14 @@ class AgentCoreStore(ThreadedAsyncMethods):
                     record.id = done["memoryRecordId"]
         return records
 
-    def search(
-        self,
-        request: SearchRequest | str,
-        query: Query | None = None,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
+    @accepts_old_search_call
+    def search(self, request: SearchRequest) -> list[SearchHit]:
         """AgentCore's semantic search in ``namespace``; scores are the service's relevance scores.
 
         ``mode`` is accepted for the protocol; AgentCore decides its own ranking.
         """
-        request = search_request(
-            request, query, top_k, actor_id=actor_id, text=text, mode=mode, owner="AgentCoreStore.search"
-        )
         namespace, query, top_k = request.namespace, request.query, request.top_k
-        actor_id, text, mode = request.actor_id, request.text, request.mode
+        actor_id, text = request.actor_id, request.text
         query_text = text if text is not None else (query if isinstance(query, str) else None)
         if not query_text or not query_text.strip():
             raise UsageError("AgentCore searches by text: pass text= (a query vector alone cannot be sent)")

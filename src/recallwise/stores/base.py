@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
@@ -29,11 +30,11 @@ __all__ = [
     "SearchRequest",
     "Searcher",
     "ThreadedAsyncMethods",
+    "accepts_old_search_call",
     "as_searcher",
     "embed_missing",
     "keyword_terms",
     "rrf_fuse",
-    "search_request",
     "top_k_indices",
     "where_equal",
 ]
@@ -120,31 +121,46 @@ class SearchRequest:
         return replace(self, namespace=namespace)
 
 
-def search_request(
-    request: SearchRequest | str,
-    query: Query | None = None,
-    top_k: int = 10,
-    *,
-    actor_id: str | None = None,
-    text: str | None = None,
-    mode: SearchMode = "dense",
-    owner: str = "search",
-) -> SearchRequest:
-    """``request`` itself, or -- for one release -- the old call ``search(namespace, query, top_k,
-    actor_id=..., text=..., mode=...)`` made into one, with a :class:`DeprecationWarning`."""
-    if isinstance(request, SearchRequest):
-        if query is not None:
-            raise UsageError(f"{owner}(request) takes the SearchRequest alone, not a query besides it")
-        return request
-    if not isinstance(request, str) or query is None:
-        raise UsageError(f"{owner} takes a SearchRequest, got {type(request).__name__}")
+_OLD_CALL = ("query", "top_k", "actor_id", "text", "mode")
+SearchMethod = TypeVar("SearchMethod", bound=Callable[..., Any])
+
+
+def _old_call(owner: str, namespace: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> SearchRequest:
+    """A :class:`SearchRequest` from the old call ``search(namespace, query, top_k=10, *,
+    actor_id=None, text=None, mode="dense", **extras)`` (extras become extensions), warned."""
+    if isinstance(namespace, SearchRequest):
+        raise UsageError(f"{owner}.search(request) takes the SearchRequest alone")
+    if not isinstance(namespace, str) or len(args) > 2:
+        raise UsageError(f"{owner}.search takes a SearchRequest, got {type(namespace).__name__}")
+    given = dict(zip(_OLD_CALL, args, strict=False))
+    for name in given:
+        if name in kwargs:
+            raise UsageError(f"{owner}.search got {name!r} twice")
+    given.update({k: v for k, v in kwargs.items() if k in _OLD_CALL})
+    if "query" not in given:
+        raise UsageError(f"{owner}.search takes a SearchRequest (the old call needs a query)")
+    extras = {k: v for k, v in kwargs.items() if k not in _OLD_CALL and v is not None}
     warnings.warn(
-        f"{owner}(namespace, query, top_k, ...) is deprecated: pass "
+        f"{owner}.search(namespace, query, top_k, ...) is deprecated: pass "
         f"SearchRequest(namespace, query, top_k, actor_id=..., text=..., mode=...)",
         DeprecationWarning,
         stacklevel=3,
     )
-    return SearchRequest(request, query, top_k, actor_id=actor_id, text=text, mode=mode)
+    return SearchRequest(namespace, extensions=extras, **given)
+
+
+def accepts_old_search_call(method: SearchMethod) -> SearchMethod:
+    """A store's ``search(self, request)`` that may still be called the old way for one release
+    (``store.search(namespace, query, top_k, actor_id=...)``), with a :class:`DeprecationWarning`;
+    keywords beyond the old ones (PostgreSQL's ``plan=``) become the request's extensions."""
+
+    @functools.wraps(method)
+    def search(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs or not isinstance(request, SearchRequest):
+            request = _old_call(type(self).__name__, request, args, kwargs)
+        return method(self, request)
+
+    return cast(SearchMethod, search)
 
 
 @runtime_checkable
@@ -299,7 +315,8 @@ class ThreadedAsyncMethods:
     (psycopg's pool, boto3): each call runs in a worker thread, so an asyncio agent's event loop
     never waits on the network. Same arguments, results and errors as the sync methods."""
 
-    async def asearch(self, request: SearchRequest | str, *args: Any, **kwargs: Any) -> list[SearchHit]:
+    async def asearch(self, request: SearchRequest, *args: Any, **kwargs: Any) -> list[SearchHit]:
+        # (the old call's arguments pass through, for one release, to ``search``'s warning)
         return await asyncio.to_thread(self.search, request, *args, **kwargs)  # type: ignore[attr-defined]
 
     async def aadd_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:

@@ -27,12 +27,11 @@ from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
 from .base import (
     BM25_WEIGHT,
     Query,
-    SearchMode,
     SearchRequest,
     ThreadedAsyncMethods,
+    accepts_old_search_call,
     embed_missing,
     keyword_terms,
-    search_request,
     top_k_indices,
     where_equal,
 )
@@ -432,16 +431,8 @@ class SQLiteStore(ThreadedAsyncMethods):
             )
         return vector
 
-    def search(
-        self,
-        request: SearchRequest | str,
-        query: Query | None = None,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-    ) -> list[SearchHit]:
+    @accepts_old_search_call
+    def search(self, request: SearchRequest) -> list[SearchHit]:
         """Top ``top_k`` records of ``namespace``, best first.
 
         ``mode="dense"``: by cosine similarity. ``mode="hybrid"``: the dense ranking fused with
@@ -450,9 +441,6 @@ class SQLiteStore(ThreadedAsyncMethods):
         ``(1 + cosine) / 2`` (see :class:`~recallwise.records.SearchHit`). ``actor_id``
         restricts the hits to that actor's records even inside a shared namespace.
         """
-        request = search_request(
-            request, query, top_k, actor_id=actor_id, text=text, mode=mode, owner="SQLiteStore.search"
-        )
         namespace, query, top_k = request.namespace, request.query, request.top_k
         actor_id, text, mode = request.actor_id, request.text, request.mode
         vector = self.query_vector(query)

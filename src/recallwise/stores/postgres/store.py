@@ -26,13 +26,12 @@ from ...errors import DimensionMismatchError, StoreError, UsageError
 from ...records import Event, MemoryRecord, SearchHit, score_from_cosine
 from ..base import (
     Query,
-    SearchMode,
     SearchRequest,
     ThreadedAsyncMethods,
+    accepts_old_search_call,
     embed_missing,
     keyword_terms,
     rrf_fuse,
-    search_request,
     where_equal,
 )
 from ..urls import choose_embedder
@@ -433,17 +432,8 @@ class PostgresStore(ThreadedAsyncMethods):
             return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
         return self._vector(query, "query vector")
 
-    def search(
-        self,
-        request: SearchRequest | str,
-        query: Query | None = None,
-        top_k: int = 10,
-        *,
-        actor_id: str | None = None,
-        text: str | None = None,
-        mode: SearchMode = "dense",
-        plan: SearchPlan | None = None,
-    ) -> list[SearchHit]:
+    @accepts_old_search_call
+    def search(self, request: SearchRequest) -> list[SearchHit]:
         """Top ``top_k`` records of ``namespace``, best first.
 
         ``mode="dense"``: by cosine similarity. ``mode="hybrid"``: the dense ranking fused with
@@ -453,15 +443,12 @@ class PostgresStore(ThreadedAsyncMethods):
         The request's ``extensions={"plan": "exact" | "hnsw" | ...}`` (or ``plan=``) overrides
         the size-based plan choice (for measurements).
         """
-        request = search_request(
-            request, query, top_k, actor_id=actor_id, text=text, mode=mode, owner="PostgresStore.search"
-        )
         namespace, query, top_k = request.namespace, request.query, request.top_k
         actor_id, text, mode = request.actor_id, request.text, request.mode
         if top_k <= 0:
             return []
         vector = self.query_vector(query)
-        chosen = plan or request.extensions.get("plan") or self.plan_for(namespace)
+        chosen = request.extensions.get("plan") or self.plan_for(namespace)
         if mode == "dense":
             rows = self._dense(namespace, vector, top_k, actor_id, chosen)
             return [SearchHit(self._row_to_record(r), score_from_cosine(r[8])) for r in rows]
