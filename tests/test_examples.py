@@ -47,3 +47,18 @@ def test_follow_ups_example_runs_offline(tmp_path):
     assert "gate opened 2 (1 as follow-ups), closed 1" in done.stdout
     assert "'Thanks!': gate p" in done.stdout and "-> 0 records" in done.stdout
     assert "OK: no errors" in done.stdout
+
+
+def test_own_memory_example_gates_a_memory_that_implements_only_the_searcher(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning:recallwise", str(EXAMPLES / "own_memory.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "'Hello!': gate closed, 0 records" in done.stdout
+    drink = done.stdout.split('what should I get?": ', 1)[1].split("OK:", 1)[0]
+    assert "decaf oat flat white" in drink and "aisle" not in drink
+    assert "OK: no errors" in done.stdout
