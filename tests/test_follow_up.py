@@ -14,6 +14,7 @@ from recallwise.policy import follow_up as follow_up_module
 from recallwise.policy.follow_up import FollowUpMemory, follow_up_text
 from recallwise.records import MemoryRecord
 from recallwise.stores.sqlite import SQLiteStore
+from recallwise.testing import ScriptedDecider
 
 FACTS = [
     "I am vegetarian",
@@ -165,40 +166,34 @@ def test_bad_options_are_usage_errors(store) -> None:
 
 
 # ---- only where the threshold was measured, fitted or given ------------------------------------
-class RecordingDecider:
-    """Opens the gate on one message, says every other one is a follow-up, keeps every record."""
+def recording_decider() -> ScriptedDecider:
+    """Opens the gate on one message, says every other one is a follow-up, keeps every record (a
+    backend with no measured follow-up threshold)."""
+    return ScriptedDecider({"What should I have for dinner?": 1.0}, 1.0, follow_up=1.0, name="recording")
 
-    name = "recording"
 
-    def __init__(self) -> None:
-        self.asked: list[list[str]] = []
-
-    def ask(self, state: str, questions: dict[str, Any]) -> dict[str, float]:
-        self.asked.append(list(questions))
-        answers = {name: 1.0 for name in questions}
-        if "gate" in questions:
-            answers["gate"] = 1.0 if state == "What should I have for dinner?" else 0.0
-        return answers
+def asked(decider: ScriptedDecider) -> list[list[str]]:
+    return [list(call.questions) for call in decider.calls]
 
 
 def test_a_backend_without_a_measured_threshold_is_never_asked(store) -> None:
-    decider = RecordingDecider()
+    decider = recording_decider()
     policy = _policy(store, decider=decider)
     assert "follow_up" not in policy.thresholds and not policy.follow_ups.enabled
     policy.recall("What should I have for dinner?", actor_id="u")
     assert policy.recall("go on", actor_id="u").trace.gate_open is False
-    assert all("follow_up" not in asked for asked in decider.asked)
+    assert all("follow_up" not in names for names in asked(decider))
     assert not any("follow_up" in u for u in policy.stats.unmeasured_thresholds)
 
 
 def test_a_given_threshold_turns_it_on_for_any_backend(store) -> None:
-    decider = RecordingDecider()
+    decider = recording_decider()
     policy = _policy(store, decider=decider, follow_up_threshold=0.5)
     assert policy.threshold_sources["follow_up"] == "argument"
     policy.recall("What should I have for dinner?", actor_id="u")
     follow = policy.recall("go on", actor_id="u")
     assert follow.trace.gate_open is True and follow.trace.follow_up_p == 1.0
-    gate_calls = [asked for asked in decider.asked if "gate" in asked]
+    gate_calls = [names for names in asked(decider) if "gate" in names]
     assert "follow_up" not in gate_calls[0] and "follow_up" in gate_calls[1]  # one call per turn
     judged_as = [c for c in follow.trace.candidates]
     assert judged_as and all(c.kept for c in judged_as)
