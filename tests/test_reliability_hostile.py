@@ -36,6 +36,7 @@ from recallwise.errors import DeciderError
 from recallwise.policy import CLOSE_TAG, OPEN_TAG, escape_memory_text, pack_context
 from recallwise.records import render_text
 from recallwise.stores import SQLiteStore
+from recallwise.testing import ScriptedDecider
 
 NS = ["/facts/{actorId}"]
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -651,18 +652,9 @@ def test_sagemaker_edge_cases(sagemaker: Any, data: bytes) -> None:
 # ---- malformed config, label, case, candidate and conversation files: one line, with where --
 
 
-class CountingDecider:
-    """Counts calls, to show a bad file stops a run before any decider call."""
-
-    name = "reliability-counting"
-    calls = 0
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, float]:
-        CountingDecider.calls += 1
-        return dict.fromkeys(questions, 0.5)
-
-
-register_decider("reliability-counting", lambda **_: CountingDecider())
+#: records its calls, to show a bad file stops a run before any decider call
+COUNTING = ScriptedDecider(0.5, 0.5, name="reliability-counting")
+register_decider("reliability-counting", lambda **_: COUNTING)
 
 GOOD_LABELS = '{"text": "What should I drink?", "label": true}\n{"text": "Hello!", "label": false}\n'
 GOOD_CASES = {
@@ -678,7 +670,7 @@ GOOD_CONFIG = {
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    CountingDecider.calls = 0
+    COUNTING.calls.clear()
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
@@ -690,7 +682,7 @@ def assert_one_line_error(code: int, out: str, err: str, *where: str) -> None:
     assert "Traceback" not in err
     for part in where:
         assert part in err, (part, err)
-    assert CountingDecider.calls == 0  # stopped before the first (paid) decider call
+    assert COUNTING.calls == []  # stopped before the first (paid) decider call
 
 
 def _tune_gate(labels: str, *extra: str) -> list[str]:
