@@ -2,58 +2,22 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from mem0.embeddings.base import EmbeddingBase
 
 from ...embeddings import Embedder, default_embedder
+from ...embeddings.cache import CachedEmbedder
 
 # ---- recallwise's embedder, cached, and as a mem0 embedder ---------------------------------------
 
 
-class _CachedEmbedder:
-    """A recallwise embedder whose vectors are kept by text (bounded LRU, thread-safe): the
-    memories a search returns are embedded once, not on every turn they come back. Same
-    ``name`` and ``dimension`` as the embedder it wraps (the decider's calibrations key on it)."""
-
-    def __init__(self, inner: Embedder, size: int = 4096) -> None:
-        self.inner = inner
-        self.name: str = inner.name
-        self.dimension: int = int(inner.dimension)
-        self.size = max(int(size), 0)
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._lock:
-            found = {t: self._vectors[t] for t in texts if t in self._vectors}
-            for text in found:
-                self._vectors.move_to_end(text)
-        missing = list(dict.fromkeys(t for t in texts if t not in found))
-        if missing:
-            fresh = np.asarray(self.inner.embed(missing), dtype=np.float32)
-            found.update(zip(missing, fresh, strict=True))
-            if self.size:
-                with self._lock:
-                    for text, vector in zip(missing, fresh, strict=True):
-                        self._vectors[text] = vector
-                    while len(self._vectors) > self.size:
-                        self._vectors.popitem(last=False)
-        return np.stack([found[t] for t in texts])
-
-
-def _cached(embedder: Embedder | None) -> _CachedEmbedder:
-    if isinstance(embedder, _CachedEmbedder):
+def _cached(embedder: Embedder | None) -> CachedEmbedder:
+    if isinstance(embedder, CachedEmbedder):
         return embedder
-    return _CachedEmbedder(embedder if embedder is not None else default_embedder())
+    return CachedEmbedder(embedder if embedder is not None else default_embedder())
 
 
 class RecallwiseEmbedding(EmbeddingBase):
@@ -95,7 +59,7 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _embedder_of(memory: Any, given: Embedder | None) -> _CachedEmbedder:
+def _embedder_of(memory: Any, given: Embedder | None) -> CachedEmbedder:
     """The embedder the judge reads memories with: ``given``; else the memory's own when it is a
     :class:`RecallwiseEmbedding` (one cache for both); else the default, cached."""
     if given is not None:
@@ -103,7 +67,7 @@ def _embedder_of(memory: Any, given: Embedder | None) -> _CachedEmbedder:
     model = getattr(memory, "embedding_model", None)
     if isinstance(model, RecallwiseEmbedding):
         return model.embedder
-    return _CachedEmbedder(default_embedder())
+    return CachedEmbedder(default_embedder())
 
 
 def local_memory(

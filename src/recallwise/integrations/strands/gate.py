@@ -8,7 +8,6 @@ import functools
 import logging
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
@@ -20,6 +19,7 @@ from strands.memory.types import SearchOptions
 
 from ...deciders import Decider, default_decider
 from ...embeddings import Embedder, default_embedder
+from ...embeddings.cache import CachedEmbedder
 from ...errors import StoreError, UsageError
 from ...policy import Recall, RecallPolicy, RecallStats
 from ...records import (
@@ -122,11 +122,10 @@ class StrandsSearcher:
         self.embedder = embedder
         self.members = members
         self.stats = stats
-        self._lock = threading.Lock()
         # A store returns the same memories turn after turn: their vectors are kept (bounded LRU,
         # by rendered text) so each is embedded once, not on every turn it comes back.
         self.vector_cache_size = max(int(vector_cache_size), 0)
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._entry_vectors = CachedEmbedder(embedder, self.vector_cache_size)
 
     def search(self, request: SearchRequest) -> list[SearchHit]:
         """:meth:`asearch` for a direct ``policy.recall`` (Strands stores are async only)."""
@@ -153,21 +152,7 @@ class StrandsSearcher:
 
     def embed_entries(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts``: cached ones reused, the rest embedded in one batch."""
-        with self._lock:
-            cached = {t: self._vectors[t] for t in texts if t in self._vectors}
-            for text in cached:
-                self._vectors.move_to_end(text)
-        missing = list(dict.fromkeys(t for t in texts if t not in cached))
-        if missing:
-            fresh = np.asarray(self.embedder.embed(missing), dtype=np.float32)
-            cached.update(zip(missing, fresh, strict=True))
-            if self.vector_cache_size:
-                with self._lock:
-                    for text, vector in zip(missing, fresh, strict=True):
-                        self._vectors[text] = vector
-                    while len(self._vectors) > self.vector_cache_size:
-                        self._vectors.popitem(last=False)
-        return np.stack([cached[t] for t in texts])
+        return self._entry_vectors.embed(texts)
 
     def _hits(
         self, turn: _Turn, namespace: str, query: np.ndarray | str, entries: Any, actor_id: str | None
