@@ -154,3 +154,14 @@ def lazy_embedder(given: Embedder | None) -> Callable[[], Embedder]:
         return chosen[0]
 
     return get
+
+
+def unique_key(base: str, taken: Mapping[str, Any]) -> str:
+    """``base``, or ``base#2``, ``base#3``, ... : the first not in ``taken`` (two framework items
+    with the same id are still two candidates)."""
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}#{n}" in taken:
+        n += 1
+    return f"{base}#{n}"

@@ -34,6 +34,7 @@ from .._foreign import (
     scope_of,
     scoped,
     score_hits,
+    unique_key,
 )
 from .text import item_text
 
@@ -267,7 +268,7 @@ class _StoreSearcher:
         hits: list[SearchHit | None] = []
         unscored: list[tuple[int, MemoryRecord]] = []
         for item in items or []:
-            record_id = _unique(f"{'/'.join(item.namespace)}/{item.key}", search.found)
+            record_id = unique_key(f"{'/'.join(item.namespace)}/{item.key}", search.found)
             search.found[record_id] = item
             record = MemoryRecord(
                 actor_id=actor_id or self.gated.actor_id,
@@ -292,12 +293,3 @@ class _StoreSearcher:
 def _first(results: list[Result]) -> list[SearchItem]:
     found = results[0] if results else []
     return list(found) if isinstance(found, list) else []  # type: ignore[arg-type]
-
-
-def _unique(base: str, taken: Mapping[str, Any]) -> str:
-    if base not in taken:
-        return base
-    n = 2
-    while f"{base}#{n}" in taken:
-        n += 1
-    return f"{base}#{n}"

@@ -17,7 +17,7 @@ from ...errors import InvalidIdError, StoreError, UsageError
 from ...policy import RecallStats
 from ...records import MemoryRecord, SearchHit, resolve_namespace, score_from_cosine, validate_id
 from ...stores.base import Query, SearchRequest
-from .._foreign import run_sync, scope_of
+from .._foreign import run_sync, scope_of, unique_key
 from .embedding import _embedder_of
 
 #: the ids mem0 scopes a memory by (``app_id`` is the platform's); one of them names the actor
@@ -288,7 +288,7 @@ class Mem0Searcher:
                 continue
             record_id = str(item.get("id") or f"memory-{index}")
             if ask is not None:
-                record_id = _unique(record_id, ask.found)
+                record_id = unique_key(record_id, ask.found)
                 ask.found[record_id] = item
             owner = scope.get(actor_key) or item.get(actor_key) or ""
             metadata = item.get("metadata")
@@ -335,12 +335,3 @@ class Mem0Searcher:
             record.embedding = row  # the judge reads it instead of embedding again
             hits.append(SearchHit(record, min(max(score_from_cosine(float(row @ vector)), 0.0), 1.0)))
         return hits
-
-
-def _unique(base: str, taken: Mapping[str, Any]) -> str:
-    if base not in taken:
-        return base
-    n = 2
-    while f"{base}#{n}" in taken:
-        n += 1
-    return f"{base}#{n}"

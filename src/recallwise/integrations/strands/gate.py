@@ -124,8 +124,7 @@ class StrandsSearcher:
         self.stats = stats
         # A store returns the same memories turn after turn: their vectors are kept (bounded LRU,
         # by rendered text) so each is embedded once, not on every turn it comes back.
-        self.vector_cache_size = max(int(vector_cache_size), 0)
-        self._entry_vectors = CachedEmbedder(embedder, self.vector_cache_size)
+        self._entry_vectors = CachedEmbedder(embedder, vector_cache_size)
 
     def search(self, request: SearchRequest) -> list[SearchHit]:
         """:meth:`asearch` for a direct ``policy.recall`` (Strands stores are async only)."""
