@@ -29,7 +29,7 @@ from bedrock_agentcore.memory.integrations.strands.session_manager import (  # n
 from botocore.awsrequest import AWSResponse  # noqa: E402
 from strands import Agent  # noqa: E402
 
-from recallwise import RecallPolicy, RecallStats, open_store  # noqa: E402
+from recallwise import RecallOptions, RecallPolicy, RecallStats, ThresholdOptions, open_store  # noqa: E402
 from recallwise.errors import UsageError  # noqa: E402
 from recallwise.extraction import extract_and_store  # noqa: E402
 from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager  # noqa: E402
@@ -301,12 +301,30 @@ def test_stats_can_be_shared_and_thresholds_apply(fake):
     shared = RecallStats()
     decider = keyword_decider(gate_words=["dinner"], keep_words=["vegetarian"], gate_p=0.9)
     strict = GatedAgentCoreMemorySessionManager(
-        config(), boto_session=fake.session(), decider=decider, thresholds={"gate": 0.95}, stats=shared
+        config(),
+        boto_session=fake.session(),
+        decider=decider,
+        options=RecallOptions(thresholds=ThresholdOptions(gate=0.95)),
+        stats=shared,
     )
     model = run_agent(strict, DINNER)
     assert model.context() == "" and "RetrieveMemoryRecords" not in fake.calls
     assert strict.stats is shared and shared.gate_closed == 1
-    with pytest.raises(UsageError, match="unknown threshold"):
+    with pytest.raises(UsageError, match="sets top_k itself"):
+        GatedAgentCoreMemorySessionManager(
+            config(), boto_session=fake.session(), options=RecallOptions(top_k=3)
+        )
+
+
+def test_the_old_thresholds_mapping_still_applies_with_a_deprecation_warning(fake):
+    decider = keyword_decider(gate_words=["dinner"], keep_words=["vegetarian"], gate_p=0.9)
+    with pytest.warns(DeprecationWarning, match="thresholds=.*deprecated"):
+        strict = GatedAgentCoreMemorySessionManager(
+            config(), boto_session=fake.session(), decider=decider, thresholds={"gate": 0.95}
+        )
+    assert strict.options.thresholds.gate == 0.95
+    assert run_agent(strict, DINNER).context() == "" and "RetrieveMemoryRecords" not in fake.calls
+    with pytest.warns(DeprecationWarning), pytest.raises(UsageError, match="unknown threshold"):
         GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), thresholds={"gates": 0.5})
 
 

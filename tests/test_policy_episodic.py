@@ -111,7 +111,7 @@ def episodes(real_store):
 
 
 def test_the_episodic_options_are_off_by_default_and_are_the_fitted_values():
-    assert RecallOptions().conversation_rescore is None and RecallOptions().adaptive_budget is None
+    assert RecallOptions().keep.conversation_rescore is None and RecallOptions().keep.adaptive_budget is None
     assert dict(EPISODIC_OPTIONS) == {
         "conversation_rescore": CONVERSATION_WEIGHTS,
         "adaptive_budget": ADAPTIVE_BUDGET,

@@ -208,7 +208,7 @@ def test_options_are_checked_and_readable() -> None:
     with pytest.raises(UsageError, match="top_k"):
         RecallOptions(top_k=0)
     policy = RecallPolicy(ForeignMemory(), decider=None, namespaces=["n"], options=RecallOptions(top_k=2))
-    assert policy.top_k == 2 and policy.options.top_k == 2
+    assert policy.top_k == 2 and policy.options.search.top_k == 2
     policy.close()
 
 

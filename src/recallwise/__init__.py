@@ -36,7 +36,19 @@ from .errors import (
     StoreError,
     UsageError,
 )
-from .policy import DecisionLog, Recall, RecallOptions, RecallPolicy, RecallStats
+from .policy import (
+    DecisionLog,
+    FollowUpOptions,
+    KeepOptions,
+    LimitOptions,
+    Recall,
+    RecallOptions,
+    RecallPolicy,
+    RecallStats,
+    ReliabilityOptions,
+    SearchOptions,
+    ThresholdOptions,
+)
 from .records import Event, MemoryRecord, SearchHit, render_text, resolve_namespace, validate_id
 from .stores import MemoryStore, Searcher, SearchRequest, open_store, register_store
 
@@ -58,7 +70,10 @@ __all__ = [
     "EmbeddedDecider",
     "Embedder",
     "Event",
+    "FollowUpOptions",
     "InvalidIdError",
+    "KeepOptions",
+    "LimitOptions",
     "MemoryRecord",
     "MemoryStore",
     "Question",
@@ -67,11 +82,14 @@ __all__ = [
     "RecallPolicy",
     "RecallStats",
     "RecallwiseError",
+    "ReliabilityOptions",
     "ScoreAnswer",
     "SearchHit",
+    "SearchOptions",
     "SearchRequest",
     "Searcher",
     "StoreError",
+    "ThresholdOptions",
     "UsageError",
     "__version__",
     "available_deciders",

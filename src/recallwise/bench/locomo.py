@@ -231,9 +231,9 @@ def run_locomo(
 
 def _keep_options(options: RecallOptions) -> dict[str, Any]:
     """How the gated arm keeps records, as the JSON says it."""
-    weights, budget = options.conversation_rescore, options.adaptive_budget
+    weights, budget = options.keep.conversation_rescore, options.keep.adaptive_budget
     return {
-        "max_records": options.max_records,
+        "max_records": options.limits.max_records,
         "conversation_rescore": None
         if weights is None
         else {"centre": weights.centre, "session": weights.session},

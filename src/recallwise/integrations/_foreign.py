@@ -12,6 +12,7 @@ names a person can read in traces (a store's name, the inner store's type), not 
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -20,7 +21,8 @@ import numpy as np
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
-from ..policy.config import threshold_options
+from ..policy.config import ROLES
+from ..policy.options import ThresholdOptions
 from ..records import MemoryRecord, SearchHit, score_from_cosine
 from ..stores.base import Searcher, SearchRequest
 
@@ -29,7 +31,9 @@ __all__ = [
     "SCOPE",
     "Keep",
     "at_most",
+    "foreign_owned",
     "foreign_policy",
+    "gate_options",
     "kept_in_order",
     "lazy_embedder",
     "run_sync",
@@ -75,36 +79,63 @@ def run_sync(call: Coroutine[Any, Any, T]) -> T:
     raise UsageError("this memory is async: on a thread running an event loop, use `await policy.arecall`")
 
 
+def gate_options(
+    what: str,
+    options: RecallOptions | None,
+    *,
+    given: Mapping[str, Any] | None = None,
+    owned: Mapping[str, Any] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    why: str = "",
+    stacklevel: int = 3,
+) -> RecallOptions:
+    """The options a framework gate's policy runs with: the caller's ``options`` (a
+    :class:`RecallOptions`, the same object a policy takes), then the flat keywords the caller
+    gave the gate (``given``: ``keep=``, ``max_records=``; a None is not given), then what the gate
+    sets itself (``owned``, flat names). The caller setting an owned option is a
+    :class:`UsageError` saying ``why`` the gate owns it, never a silent override.
+
+    ``thresholds`` is the old ``{"gate": p, ...}`` dialect: still read, with a DeprecationWarning.
+    """
+    if options is not None and not isinstance(options, RecallOptions):
+        raise UsageError(f"{what}(options=...) must be a recallwise.RecallOptions, got {options!r}")
+    flat = {name: value for name, value in (given or {}).items() if value is not None}
+    if thresholds is not None:
+        warnings.warn(
+            f"{what}(thresholds={{...}}) is deprecated: pass options=RecallOptions(thresholds="
+            "ThresholdOptions(gate=..., judge=...)), with the same role names",
+            DeprecationWarning,
+            stacklevel=stacklevel,
+        )
+        roles = ThresholdOptions.of(thresholds).given()  # an unknown role fails here
+        flat = {**{ROLES[r]: v for r, v in roles.items() if v is not None}, **flat}
+    base = options if options is not None else RecallOptions()
+    default = RecallOptions()
+    clash = sorted(n for n in (owned or {}) if n in flat or base.flat(n) != default.flat(n))
+    if clash:
+        raise UsageError(f"{what} sets {', '.join(clash)} itself{why}")
+    return base.replace(**flat, **(owned or {}))
+
+
 def foreign_policy(
     searcher: Searcher,
     decider: Any,
     namespace: str,
     *,
-    top_k: int,
-    keep: Keep,
-    max_records: int | None,
-    thresholds: Mapping[str, float] | None,
+    options: RecallOptions,
     stats: RecallStats | None,
     log: Any = None,
 ) -> RecallPolicy:
-    """The policy of a LangGraph or ADK gate: one namespace (the inner memory), thresholds given
-    as ``{"gate": p, "judge": p, "judge_relative": d}``, no context budget."""
-    options = RecallOptions.of(
-        None,
-        {
-            "top_k": top_k,
-            # the integration says how deep to search (its page size, or its top_k): not the
-            # embedded decider's own deeper default
-            "gated_top_k": top_k,
-            "keep": keep,
-            "max_records": max_records,
-            **NO_BUDGET,
-            **threshold_options(thresholds),
-        },
-    )
+    """The policy of a LangGraph, ADK or mem0 gate: one namespace (the inner memory)."""
     return RecallPolicy(
         searcher, decider=decider, namespaces=[namespace], options=options, stats=stats, log=log
     )
+
+
+def foreign_owned(top_k: int) -> dict[str, Any]:
+    """What a gate over one foreign memory sets itself: how deep it searches (its page size, or
+    its ``top_k``: not the embedded decider's own deeper default), and no context budget."""
+    return {"top_k": top_k, "gated_top_k": top_k, **NO_BUDGET}
 
 
 def at_most(*caps: int | None) -> int | None:

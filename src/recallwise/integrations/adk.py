@@ -46,12 +46,14 @@ from google.genai import types
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder
 from ..errors import InvalidIdError, UsageError
-from ..policy import Recall, RecallPolicy, RecallStats
+from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
 from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.base import MemoryStore, Query, SearchRequest
 from ._foreign import (
     Keep,
+    foreign_owned,
     foreign_policy,
+    gate_options,
     kept_in_order,
     lazy_embedder,
     run_sync,
@@ -102,8 +104,10 @@ class GatedMemoryService(BaseMemoryService):
       transparent (every call goes straight to ``inner``);
     * ``top_k`` -- at most this many of the memories the service returns are judged (ADK's
       services return their own count: ``InMemoryMemoryService`` up to 10);
-    * ``thresholds`` -- ``{"gate": p, "judge": p, "judge_relative": d}`` (any subset);
-    * ``keep``, ``max_records`` -- the judge's keep rule (see :class:`~recallwise.RecallPolicy`);
+    * ``options`` -- a :class:`~recallwise.RecallOptions`, as a policy takes (thresholds, keep
+      rule, timeouts, ...); ``keep`` and ``max_records`` are shorthand for its fields. The gate
+      sets how deep it searches and the context budget itself.
+    * ``thresholds`` -- deprecated: ``options=RecallOptions(thresholds=ThresholdOptions(...))``;
     * ``embedder`` -- recallwise's embedder for the query and the memories' text;
     * ``stats`` -- a :class:`~recallwise.RecallStats` to count into; ``log`` -- the opt-in
       decision log (a path), as ``RecallPolicy(log=...)``.
@@ -117,9 +121,10 @@ class GatedMemoryService(BaseMemoryService):
         *,
         decider: Decider | Any | None = _DEFAULT,
         top_k: int = 10,
-        thresholds: Mapping[str, float] | None = None,
-        keep: Keep = "both",
+        options: RecallOptions | None = None,
+        keep: Keep | None = None,
         max_records: int | None = None,
+        thresholds: Mapping[str, float] | None = None,
         embedder: Embedder | None = None,
         stats: RecallStats | None = None,
         log: Any = None,
@@ -128,6 +133,15 @@ class GatedMemoryService(BaseMemoryService):
             raise TypeError(f"GatedMemoryService wraps an ADK BaseMemoryService, got {type(inner).__name__}")
         self.inner = inner
         self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
+        #: what the gate's policy runs with (``options`` and the shorthand keywords)
+        self.options = gate_options(
+            "GatedMemoryService",
+            options,
+            given={"keep": keep, "max_records": max_records},
+            owned=foreign_owned(top_k),
+            thresholds=thresholds,
+            why=": its top_k= says how many memories are judged",
+        )
         self.last_recall: Recall | None = None
         self._stats = stats if stats is not None else RecallStats()
         self._searcher = _ServiceSearcher(inner, lazy_embedder(embedder), self._stats)
@@ -139,10 +153,7 @@ class GatedMemoryService(BaseMemoryService):
                 self._searcher,
                 self.decider,
                 type(inner).__name__,
-                top_k=top_k,
-                keep=keep,
-                max_records=max_records,
-                thresholds=thresholds,
+                options=self.options,
                 stats=self._stats,
                 log=log,
             )

@@ -49,12 +49,12 @@ from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import InvalidIdError, UsageError
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats, message_text
-from ..policy.config import threshold_options
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
 from ..policy.stages import KeepRule
 from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.agentcore import AgentCoreError
 from ..stores.base import SearchRequest
+from ._foreign import gate_options
 
 __all__ = ["GatedAgentCoreMemorySessionManager"]
 
@@ -72,11 +72,13 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
 
     * ``decider`` -- the decision backend; ``None`` = upstream behaviour exactly; left out =
       the offline embedded decider;
-    * ``thresholds`` -- ``{"gate": p, "judge": p, "judge_relative": d}`` (any subset; the
-      decider's measured defaults otherwise);
+    * ``options`` -- a :class:`~recallwise.RecallOptions`, as a policy takes (thresholds, keep
+      rule, timeouts, ...; the decider's measured thresholds where it sets none); ``keep`` and
+      ``max_records`` are shorthand for its fields. The manager searches each namespace as deep
+      as its ``RetrievalConfig`` says;
+    * ``thresholds`` -- deprecated: ``options=RecallOptions(thresholds=ThresholdOptions(...))``;
     * ``stats`` -- a :class:`~recallwise.policy.RecallStats` to count into (share one between
       managers to pool counts); :attr:`stats` either way;
-    * ``keep``, ``max_records`` -- the judge's keep rule (see :class:`RecallPolicy`);
     * ``namespace_descriptions`` -- ``{namespace template: what it holds}`` for two or more
       namespaces lets the decider route a turn to the namespaces worth searching;
     * ``embedder`` -- the local embedder for deciders that use a query vector.
@@ -90,15 +92,25 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
         boto_client_config: Any = None,
         *,
         decider: Decider | Any | None = _DEFAULT,
+        options: RecallOptions | None = None,
         thresholds: Mapping[str, float] | None = None,
         stats: RecallStats | None = None,
-        keep: KeepRule = "both",
+        keep: KeepRule | None = None,
         max_records: int | None = None,
         namespace_descriptions: Mapping[str, str] | None = None,
         embedder: Embedder | None = None,
         **kwargs: Any,
     ) -> None:
-        threshold_options(thresholds)  # an unknown role fails here, before any AWS call
+        # checked here, before any AWS call (an unknown threshold role, a misspelt option)
+        #: what the gated retrieval's policy runs with (``options`` and the shorthand keywords)
+        self.options = gate_options(
+            "GatedAgentCoreMemorySessionManager",
+            options,
+            given={"keep": keep, "max_records": max_records},
+            owned={"top_k": 10},
+            thresholds=thresholds,
+            why=": each RetrievalConfig's top_k says how deep its namespace is searched",
+        )
         try:
             super().__init__(agentcore_memory_config, region_name, boto_session, boto_client_config, **kwargs)
         except ParamValidationError as exc:
@@ -112,12 +124,11 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
                 "see `aws bedrock-agentcore-control list-memories`)"
             ) from None
         self.decider: Decider | Any | None = default_decider() if decider is _DEFAULT else decider
-        self.thresholds = dict(thresholds or {})
         self.stats = stats if stats is not None else RecallStats()
         if self.decider is None:
             self.stats.decider = None
-        self.keep = keep
-        self.max_records = max_records
+        self.keep = self.options.keep.rule
+        self.max_records = self.options.limits.max_records
         self.namespace_descriptions = dict(namespace_descriptions or {})
         self._embedder = embedder
         #: the most recent gated decision (context, kept records, trace); None in the stock mode
@@ -302,15 +313,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
                 decider=self.decider,
                 namespaces=namespaces,
                 stats=self.stats,
-                options=RecallOptions.of(
-                    None,
-                    {
-                        "top_k": max(c.top_k for c in configs.values()),
-                        "keep": self.keep,
-                        "max_records": self.max_records,
-                        **threshold_options(self.thresholds),
-                    },
-                ),
+                options=self.options.replace(top_k=max(c.top_k for c in configs.values())),
             )
             self._policy_key = key
         return self._policy

@@ -7,7 +7,16 @@ from .budget import ADAPTIVE_BUDGET, AdaptiveBudget
 from .config import FittedThreshold, ThresholdConfig, read_config, write_config
 from .conversation import CONVERSATION_WEIGHTS, ConversationWeights
 from .log import DecisionLog, LoggedTurn
-from .options import EPISODIC_OPTIONS, RecallOptions
+from .options import (
+    EPISODIC_OPTIONS,
+    FollowUpOptions,
+    KeepOptions,
+    LimitOptions,
+    RecallOptions,
+    ReliabilityOptions,
+    SearchOptions,
+    ThresholdOptions,
+)
 from .pack import CLOSE_TAG, OPEN_TAG, count_tokens, escape_memory_text, pack_context
 from .policy import KeptRecord, Recall, RecallPolicy, message_text
 from .stats import RecallStats
@@ -26,13 +35,19 @@ __all__ = [
     "ConversationWeights",
     "DecisionLog",
     "FittedThreshold",
+    "FollowUpOptions",
+    "KeepOptions",
     "KeptRecord",
+    "LimitOptions",
     "LoggedTurn",
     "Recall",
     "RecallOptions",
     "RecallPolicy",
     "RecallStats",
+    "ReliabilityOptions",
+    "SearchOptions",
     "ThresholdConfig",
+    "ThresholdOptions",
     "Thresholds",
     "Trace",
     "Turn",

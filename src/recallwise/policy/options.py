@@ -1,21 +1,55 @@
-"""Everything a :class:`~recallwise.policy.RecallPolicy` can be tuned by, in one typed value."""
+"""Everything a :class:`~recallwise.policy.RecallPolicy` can be tuned by, in one typed value.
+
+:class:`RecallOptions` is nested by stage, and this module is the one home of every plain default::
+
+    RecallOptions(
+        search=SearchOptions(top_k=10, gated_top_k=None, mode="hybrid"),
+        thresholds=ThresholdOptions(gate=None, judge=None, ...),   # None: fitted or measured
+        keep=KeepOptions(rule="both", relevance_score=0.2, ...),
+        limits=LimitOptions(max_records=None, max_record_chars=600, ...),
+        follow_up=FollowUpOptions(ttl_s=900.0, conversations=4096),
+        reliability=ReliabilityOptions(decider_timeout_s=2.0, ...),
+        cache_size=256,
+    )
+
+The measured defaults (thresholds, the gated search depth, the episodic weights) are not here:
+they belong to a backend and carry their provenance (:mod:`recallwise.deciders.thresholds`,
+:mod:`recallwise.policy.budget`, :mod:`recallwise.policy.conversation`). A threshold left at None
+is resolved from a fitted config or that measured default (:mod:`recallwise.policy.thresholds`).
+
+The flat names (``top_k=``, ``gate_threshold=``, ``keep="relative"``, ...) are shorthand for one
+nested field each (:data:`FLAT_NAMES`), accepted by ``RecallOptions(...)``, ``RecallPolicy(...)``
+and every integration: ``RecallOptions(gate_threshold=0.6)`` equals
+``RecallOptions(thresholds=ThresholdOptions(gate=0.6))``.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
-from . import stages
 from .budget import ADAPTIVE_BUDGET, GATED_TOP_K, AdaptiveBudget
 from .conversation import CONVERSATION_WEIGHTS, ConversationWeights
 
-__all__ = ["EPISODIC_OPTIONS", "KeepRule", "RecallOptions"]
-
-KeepRule = stages.KeepRule
+__all__ = [
+    "EPISODIC_OPTIONS",
+    "FLAT_NAMES",
+    "FollowUpOptions",
+    "KeepOptions",
+    "KeepRule",
+    "LimitOptions",
+    "Limits",
+    "RecallOptions",
+    "ReliabilityOptions",
+    "SearchOptions",
+    "ThresholdOptions",
+]
 
 
 #: The options for episodic memories, as fitted on LoCoMo dev (``recallwise tune keep``):
@@ -25,16 +59,46 @@ EPISODIC_OPTIONS: Mapping[str, Any] = MappingProxyType(
 )
 
 
-@dataclass(frozen=True)
-class RecallOptions:
-    """Everything a policy can be tuned by (each is also a keyword of :class:`RecallPolicy`).
+KeepRule = Literal["absolute", "relative", "both"]
 
-    Thresholds left at None come from a fitted config or the decider's measured default (see
-    :mod:`recallwise.policy.thresholds`).
-    """
+
+@dataclass(frozen=True)
+class LimitOptions:
+    """Sizes: what the decider reads and what the context block may hold."""
+
+    #: the most records kept a turn (None: as many as the keep rule keeps)
+    max_records: int | None = None
+    #: a record longer than this is cut in the context block
+    max_record_chars: int = 600
+    #: the context block's size (:func:`recallwise.policy.pack.pack_context`)
+    max_context_chars: int = 4000
+    #: the message as the decider reads it is cut to this (the trace says so)
+    max_state_chars: int = 2000
+
+    def __post_init__(self) -> None:
+        if self.max_records is not None and (not isinstance(self.max_records, int) or self.max_records < 1):
+            raise UsageError(f"max_records must be at least 1 (or None), got {self.max_records!r}")
+        for name in ("max_record_chars", "max_context_chars", "max_state_chars"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise UsageError(f"{name} must be a positive integer, got {value!r}")
+
+
+#: the old name of :class:`LimitOptions`
+Limits = LimitOptions
+
+
+def _at_least(value: float | None, low: float, name: str, off: str = "") -> None:
+    if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value >= low):
+        raise UsageError(f"{name} must be a number >= {low:g}{off}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How deep and how each namespace is searched."""
 
     #: records searched per namespace by the stock arm (and kept when they pass
-    #: ``relevance_score``); the gated arm searches ``gated_top_k`` when that is set
+    #: ``KeepOptions.relevance_score``); the gated arm searches ``gated_top_k`` when that is set
     top_k: int = 10
     #: records searched per namespace when a decider judges them. None (default): the depth
     #: fitted for the decider's backend (``policy.budget.GATED_TOP_K``: 30 for the embedded
@@ -43,19 +107,75 @@ class RecallOptions:
     #: prompt tokens. A turn's own ``top_k`` (``recall(..., top_k=N)``, a framework asking for
     #: a page) is searched as asked.
     gated_top_k: int | None = None
-    #: the stock arm's score floor (``decider=None``)
-    relevance_score: float = 0.2
-    gate_threshold: float | None = None
+    #: the gated arm fuses full-text and dense search; the stock arm is always dense, as upstream
+    mode: Literal["dense", "hybrid"] = "hybrid"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.top_k, int) or self.top_k < 1:
+            raise UsageError(f"top_k must be at least 1, got {self.top_k!r}")
+        if self.gated_top_k is not None and (not isinstance(self.gated_top_k, int) or self.gated_top_k < 1):
+            raise UsageError(f"gated_top_k must be at least 1 (or None for top_k), got {self.gated_top_k!r}")
+        if self.mode not in ("dense", "hybrid"):
+            raise UsageError(f"search_mode must be 'dense' or 'hybrid', got {self.mode!r}")
+
+    def depth(self, backend: str | None) -> int:
+        """Records searched per namespace by a policy whose decider is ``backend`` (None: stock)."""
+        if backend is None:
+            return self.top_k
+        if self.gated_top_k is not None:
+            return self.gated_top_k
+        return max(self.top_k, GATED_TOP_K.get(backend, self.top_k))
+
+
+@dataclass(frozen=True)
+class ThresholdOptions:
+    """A threshold per question role; None (each by default) resolves it from a fitted config or
+    the decider's measured default (:mod:`recallwise.policy.thresholds`). The field names are the
+    roles' names, as in fitted configs and ``stats.report()``."""
+
+    #: the gate: retrieve when the gate's probability is at least this
+    gate: float | None = None
     #: the store-aware gate's lower threshold (the message names something the memory mentions)
-    gate_named_threshold: float | None = None
-    judge_threshold: float | None = None
-    #: the route's: a namespace is searched when the route gives it at least this (every one
-    #: when the route is unsure). Asked only when the namespaces have descriptions.
-    route_threshold: float | None = None
-    #: keep records within this of the best one of the turn (the relative rule)
-    relative_delta: float | None = None
-    keep: KeepRule = "both"
-    max_records: int | None = None
+    gate_named: float | None = None
+    #: the judge's absolute rule: keep a record the judge gives at least this
+    judge: float | None = None
+    #: the judge's relative rule: keep records within this of the best one of the turn
+    judge_relative: float | None = None
+    #: the route: a namespace is searched when the route gives it at least this (every one when
+    #: the route is unsure). Asked only when the namespaces have descriptions.
+    route: float | None = None
+    #: the follow-up question (a backend with neither a measured nor a given one never asks it)
+    follow_up: float | None = None
+
+    def __post_init__(self) -> None:
+        for role, value in self.given().items():
+            if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+                raise UsageError(f"threshold {role!r} must be a number (or None), got {value!r}")
+
+    @classmethod
+    def of(cls, roles: Mapping[str, float] | None) -> ThresholdOptions:
+        """``{"gate": p, "judge": p, ...}`` as thresholds; an unknown role is a :class:`UsageError`
+        naming the known ones."""
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(roles or {}) - set(known))
+        if unknown:
+            raise UsageError(f"unknown threshold(s) {unknown}; use {', '.join(known)}")
+        return cls(**{role: float(value) for role, value in (roles or {}).items()})
+
+    def given(self) -> dict[str, float | None]:
+        """Every role and what was given for it (None: not given)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class KeepOptions:
+    """Which judged records are kept (the stock arm: which searched ones)."""
+
+    #: "absolute" (``thresholds.judge``), "relative" (within ``thresholds.judge_relative`` of the
+    #: turn's best record) or "both"
+    rule: KeepRule = "both"
+    #: the stock arm's score floor (``decider=None``), as upstream's ``relevance_score``
+    relevance_score: float = 0.2
     #: For episodic memories (observations of what happened, session by session, like
     #: LoCoMo's): after the judge, re-score a turn's records by the sessions they came from and
     #: their closeness to the pool's centre (:mod:`recallwise.policy.conversation`;
@@ -66,34 +186,14 @@ class RecallOptions:
     #: judge log-odds (another decider's answers are left as they are, and the trace says so).
     conversation_rescore: ConversationWeights | None = None
     #: For episodic memories: keep as many records as :class:`AdaptiveBudget` says, after the
-    #: thresholds (``max_records`` still caps it; ``ADAPTIVE_BUDGET`` keeps at most 5). Off
+    #: thresholds (``LimitOptions.max_records`` still caps it; ``ADAPTIVE_BUDGET`` keeps at most 5). Off
     #: (None) by default: the demo's dinner turn needs 11 records. Embedded decider only.
     adaptive_budget: AdaptiveBudget | None = None
-    max_record_chars: int = stages.Limits.max_record_chars
-    max_context_chars: int = stages.Limits.max_context_chars
-    max_state_chars: int = stages.Limits.max_state_chars
-    #: the gated arm fuses full-text and dense search; the stock arm is always dense, as upstream
-    search_mode: Literal["dense", "hybrid"] = "hybrid"
-    #: turns whose query embedding and gate answers are remembered (LRU; 0 turns it off)
-    cache_size: int = 256
-    #: Follow-ups (:mod:`recallwise.policy.follow_up`): "continue" or "what about tomorrow?"
-    #: after a turn that retrieved retrieves too, for the two messages together. The threshold
-    #: on the follow-up question (None: fitted config or the backend's measured default; a
-    #: backend without one never asks it), how long a conversation's last request counts, and
-    #: how many conversations are remembered (LRU; 0 turns follow-ups off).
-    follow_up_threshold: float | None = None
-    follow_up_ttl_s: float = 900.0
-    follow_up_conversations: int = 4096
-    decider_timeout_s: float = 2.0
-    store_timeout_s: float = 5.0
-    breaker_threshold: int = 3
-    breaker_cooldown_s: float = 30.0
 
     def __post_init__(self) -> None:
-        if self.top_k < 1:
-            raise UsageError(f"top_k must be at least 1, got {self.top_k}")
-        if self.gated_top_k is not None and self.gated_top_k < 1:
-            raise UsageError(f"gated_top_k must be at least 1 (or None for top_k), got {self.gated_top_k}")
+        if self.rule not in ("absolute", "relative", "both"):
+            raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {self.rule!r}")
+        _at_least(self.relevance_score, 0.0, "relevance_score")
         if self.conversation_rescore is not None and not isinstance(
             self.conversation_rescore, ConversationWeights
         ):
@@ -105,45 +205,200 @@ class RecallOptions:
             raise UsageError(
                 f"adaptive_budget must be an AdaptiveBudget or None (off), got {self.adaptive_budget!r}"
             )
-        if self.keep not in ("absolute", "relative", "both"):
-            raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {self.keep!r}")
-        if self.follow_up_ttl_s < 0 or self.follow_up_conversations < 0:
+
+
+@dataclass(frozen=True)
+class FollowUpOptions:
+    """Follow-ups (:mod:`recallwise.policy.follow_up`): "continue" or "what about tomorrow?" after
+    a turn that retrieved retrieves too, for the two messages together (its threshold is
+    ``ThresholdOptions.follow_up``)."""
+
+    #: how long a conversation's last request counts, in seconds
+    ttl_s: float = 900.0
+    #: how many conversations are remembered (LRU; 0 turns follow-ups off)
+    conversations: int = 4096
+
+    def __post_init__(self) -> None:
+        if not (self.ttl_s >= 0 and self.conversations >= 0):
             raise UsageError(
                 "follow_up_ttl_s and follow_up_conversations must be >= 0 (0 turns follow-ups off), "
-                f"got {self.follow_up_ttl_s}, {self.follow_up_conversations}"
+                f"got {self.ttl_s}, {self.conversations}"
             )
-        if self.search_mode not in ("dense", "hybrid"):
-            raise UsageError(f"search_mode must be 'dense' or 'hybrid', got {self.search_mode!r}")
+
+
+@dataclass(frozen=True)
+class ReliabilityOptions:
+    """How a remote decider or store (``local = False``) is called: under a deadline, behind a
+    circuit breaker that opens after ``breaker_threshold`` consecutive failing calls and stays
+    open ``breaker_cooldown_s``."""
+
+    decider_timeout_s: float = 2.0
+    store_timeout_s: float = 5.0
+    breaker_threshold: int = 3
+    breaker_cooldown_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        _at_least(self.decider_timeout_s, 0.0, "decider_timeout_s")
+        _at_least(self.store_timeout_s, 0.0, "store_timeout_s")
+        _at_least(self.breaker_threshold, 1, "breaker_threshold")
+        _at_least(self.breaker_cooldown_s, 0.0, "breaker_cooldown_s")
+
+
+_GROUPS: dict[str, type[Any]] = {
+    "search": SearchOptions,
+    "thresholds": ThresholdOptions,
+    "keep": KeepOptions,
+    "limits": LimitOptions,
+    "follow_up": FollowUpOptions,
+    "reliability": ReliabilityOptions,
+}
+
+#: Each flat shorthand name and the nested field it sets: ``(group, field)``, or ``(name, None)``
+#: for a top-level field. The names are RecallPolicy's keywords since its first release.
+FLAT_NAMES: Mapping[str, tuple[str, str | None]] = MappingProxyType(
+    {
+        "top_k": ("search", "top_k"),
+        "gated_top_k": ("search", "gated_top_k"),
+        "search_mode": ("search", "mode"),
+        "gate_threshold": ("thresholds", "gate"),
+        "gate_named_threshold": ("thresholds", "gate_named"),
+        "judge_threshold": ("thresholds", "judge"),
+        "relative_delta": ("thresholds", "judge_relative"),
+        "route_threshold": ("thresholds", "route"),
+        "follow_up_threshold": ("thresholds", "follow_up"),
+        "keep": ("keep", "rule"),
+        "relevance_score": ("keep", "relevance_score"),
+        "conversation_rescore": ("keep", "conversation_rescore"),
+        "adaptive_budget": ("keep", "adaptive_budget"),
+        "max_records": ("limits", "max_records"),
+        "max_record_chars": ("limits", "max_record_chars"),
+        "max_context_chars": ("limits", "max_context_chars"),
+        "max_state_chars": ("limits", "max_state_chars"),
+        "follow_up_ttl_s": ("follow_up", "ttl_s"),
+        "follow_up_conversations": ("follow_up", "conversations"),
+        "decider_timeout_s": ("reliability", "decider_timeout_s"),
+        "store_timeout_s": ("reliability", "store_timeout_s"),
+        "breaker_threshold": ("reliability", "breaker_threshold"),
+        "breaker_cooldown_s": ("reliability", "breaker_cooldown_s"),
+        "cache_size": ("cache_size", None),
+    }
+)
+
+
+@dataclass(frozen=True, init=False)
+class RecallOptions:
+    """Everything a policy can be tuned by, one group per stage (see the module docs).
+
+    ``RecallOptions(search=SearchOptions(top_k=5), keep="relative")``: each group is its own
+    frozen dataclass; ``keep`` also takes just the rule. The flat names of :data:`FLAT_NAMES`
+    are accepted as keywords too (``RecallOptions(top_k=5, gate_threshold=0.6)``). An unknown
+    name is a :class:`UsageError` listing the known ones.
+    """
+
+    search: SearchOptions = field(default_factory=SearchOptions)
+    thresholds: ThresholdOptions = field(default_factory=ThresholdOptions)
+    keep: KeepOptions = field(default_factory=KeepOptions)
+    limits: LimitOptions = field(default_factory=LimitOptions)
+    follow_up: FollowUpOptions = field(default_factory=FollowUpOptions)
+    reliability: ReliabilityOptions = field(default_factory=ReliabilityOptions)
+    #: turns whose query embedding and gate answers are remembered (LRU; 0 turns it off)
+    cache_size: int = 256
+
+    def __init__(
+        self,
+        *,
+        search: SearchOptions | None = None,
+        thresholds: ThresholdOptions | None = None,
+        keep: KeepOptions | KeepRule | None = None,
+        limits: LimitOptions | None = None,
+        follow_up: FollowUpOptions | None = None,
+        reliability: ReliabilityOptions | None = None,
+        cache_size: int = 256,
+        **flat: Any,
+    ) -> None:
+        given: dict[str, Any] = {
+            "search": search,
+            "thresholds": thresholds,
+            "keep": KeepOptions(rule=keep) if isinstance(keep, str) else keep,
+            "limits": limits,
+            "follow_up": follow_up,
+            "reliability": reliability,
+        }
+        for name, value in given.items():
+            kind = _GROUPS[name]
+            if value is None:
+                value = kind()
+            elif not isinstance(value, kind):
+                raise UsageError(f"RecallOptions {name}= must be a {kind.__name__}, got {value!r}")
+            object.__setattr__(self, name, value)
+        if not isinstance(cache_size, int) or cache_size < 0:
+            raise UsageError(
+                f"cache_size must be an integer >= 0 (0 turns the cache off), got {cache_size!r}"
+            )
+        object.__setattr__(self, "cache_size", cache_size)
+        if flat:
+            changed = self.replace(**flat)
+            for name in (*_GROUPS, "cache_size"):
+                object.__setattr__(self, name, getattr(changed, name))
+
+    def replace(self, **changes: Any) -> RecallOptions:
+        """A copy with ``changes``: group names (``search=SearchOptions(...)``) or flat names
+        (``top_k=5``); flat names are applied on top of the groups given with them."""
+        known = set(_GROUPS) | set(FLAT_NAMES)
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise UsageError(f"unknown RecallPolicy option(s) {unknown}; known: {', '.join(sorted(known))}")
+        groups: dict[str, Any] = {name: getattr(self, name) for name in _GROUPS}
+        groups["cache_size"] = self.cache_size
+        for name in (*_GROUPS, "cache_size"):
+            if name in changes and name != "keep":
+                groups[name] = changes[name]
+        if "keep" in changes and not isinstance(changes["keep"], str):
+            groups["keep"] = changes["keep"]
+        nested: dict[str, dict[str, Any]] = {}
+        for name, value in changes.items():
+            group, fieldname = FLAT_NAMES.get(name, (name, None))
+            if fieldname is not None and (name != "keep" or isinstance(value, str)):
+                nested.setdefault(group, {})[fieldname] = value
+        for group, values in nested.items():
+            base = groups[group] if isinstance(groups[group], _GROUPS[group]) else _GROUPS[group]()
+            groups[group] = dataclasses.replace(base, **values)
+        return RecallOptions(**groups)
 
     @classmethod
     def of(cls, base: RecallOptions | None, overrides: Mapping[str, Any]) -> RecallOptions:
-        """``base`` with ``overrides``; an unknown name is a :class:`UsageError` listing the known ones."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise UsageError(f"unknown RecallPolicy option(s) {unknown}; known: {', '.join(sorted(known))}")
-        return dataclasses.replace(base or cls(), **overrides)
+        """``base`` (the defaults when None) with ``overrides`` (group or flat names)."""
+        if base is not None and not isinstance(base, RecallOptions):
+            raise UsageError(f"options= must be a RecallOptions, got {base!r}")
+        return (base or cls()).replace(**overrides) if overrides else (base or cls())
+
+    def flat(self, name: str) -> Any:
+        """The value of one flat name (``options.flat("top_k")`` is ``options.search.top_k``)."""
+        if name not in FLAT_NAMES:
+            raise AttributeError(name)
+        group, fieldname = FLAT_NAMES[name]
+        value = getattr(self, group)
+        return value if fieldname is None else getattr(value, fieldname)
+
+    if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt option is still an error there
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for names the class lacks: a flat name read the old way (``options.top_k``).
+            if name in FLAT_NAMES:
+                group, fieldname = FLAT_NAMES[name]
+                warnings.warn(
+                    f"RecallOptions.{name} is RecallOptions.{group}.{fieldname}; the flat attribute "
+                    "goes in the next release",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                return self.flat(name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def search_depth(self, backend: str | None) -> int:
         """Records searched per namespace by a policy whose decider is ``backend`` (None: stock)."""
-        if backend is None:
-            return self.top_k
-        if self.gated_top_k is not None:
-            return self.gated_top_k
-        return max(self.top_k, GATED_TOP_K.get(backend, self.top_k))
-
-    @property
-    def limits(self) -> stages.Limits:
-        return stages.Limits(
-            self.max_records, self.max_record_chars, self.max_context_chars, self.max_state_chars
-        )
+        return self.search.depth(backend)
 
     def given_thresholds(self) -> dict[str, float | None]:
-        return {
-            "gate": self.gate_threshold,
-            "judge": self.judge_threshold,
-            "judge_relative": self.relative_delta,
-            "gate_named": self.gate_named_threshold,
-            "follow_up": self.follow_up_threshold,
-            "route": self.route_threshold,
-        }
+        """Each threshold role and what was given for it (None: resolve it)."""
+        return self.thresholds.given()

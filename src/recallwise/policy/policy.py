@@ -21,7 +21,7 @@ from .config import ConfigPath, config_from_env, read_config
 from .follow_up import FollowUpMemory
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
-from .options import RecallOptions
+from .options import FLAT_NAMES, RecallOptions
 from .stats import RecallStats
 from .telemetry import Telemetry
 from .thresholds import Thresholds
@@ -99,7 +99,7 @@ class RecallPolicy:
         #: records searched per namespace each turn (the gated arm: ``RecallOptions.gated_top_k``)
         self.search_depth = self.options.search_depth(backend)
         self._executor = _Executor()
-        o = self.options
+        o = self.options.reliability
         self.breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
         # The same rule for a remote store: a dead database would otherwise cost every turn
         # ``store_timeout_s`` while its connection pool retries.
@@ -141,8 +141,9 @@ class RecallPolicy:
         self._cache = DecisionCache(self.options.cache_size, self.stats)
         # "continue" after a turn that retrieved retrieves too (policy/follow_up.py): only where
         # the follow-up threshold was measured, fitted or given for this decider
+        follow_up = self.options.follow_up
         self.follow_ups = FollowUpMemory(
-            o.follow_up_conversations if "follow_up" in self.thresholds else 0, o.follow_up_ttl_s
+            follow_up.conversations if "follow_up" in self.thresholds else 0, follow_up.ttl_s
         )
         #: the modes this policy switched on by itself (no option asked for them), said in
         #: ``stats.report()``: a reader of the figures knows what produced them
@@ -154,12 +155,12 @@ class RecallPolicy:
     def _default_modes(self) -> list[str]:
         if self.decider is None:
             return []
-        o, modes = self.options, []
+        search, modes = self.options.search, []
         # an opt-in threshold in use without an argument is a measured default or a fitted config
         sources = {k: "measured default" if v == "default" else v for k, v in self.threshold_sources.items()}
-        if o.gated_top_k is None and self.search_depth != o.top_k:
+        if search.gated_top_k is None and self.search_depth != search.top_k:
             modes.append(f"search depth {self.search_depth} per namespace (fitted for {self.decider.name})")
-        if o.search_mode == "hybrid":
+        if search.mode == "hybrid":
             modes.append("hybrid search (dense + full text)")
         named = self.thresholds.get("gate_named")
         if named is not None and sources.get("gate_named") != "argument" and self.searcher.has_mentions:
@@ -169,10 +170,10 @@ class RecallPolicy:
         return modes
 
     def __getattr__(self, name: str) -> Any:
-        # ``policy.top_k``, ``policy.decider_timeout_s``, ...: the options, read-only.
+        # ``policy.top_k``, ``policy.decider_timeout_s``, ...: the options by flat name, read-only.
         options = self.__dict__.get("options")
-        if options is not None and name in RecallOptions.__dataclass_fields__:
-            return getattr(options, name)
+        if options is not None and name in FLAT_NAMES:
+            return options.flat(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @classmethod
@@ -277,7 +278,7 @@ class RecallPolicy:
     @property
     def _mode(self) -> Literal["dense", "hybrid"]:
         # The stock arm searches as upstream does: dense only.
-        return "dense" if self.decider is None else self.options.search_mode
+        return "dense" if self.decider is None else self.options.search.mode
 
     def _start(
         self,
@@ -300,7 +301,7 @@ class RecallPolicy:
             raise UsageError(f"top_k must be at least 1, got {top_k}")
         # the gated arm searches deeper than it keeps (the judge chooses); a turn's own top_k wins
         turn.top_k = top_k if top_k is not None else self.search_depth
-        turn.max_records = max_records if max_records is not None else self.options.max_records
+        turn.max_records = max_records if max_records is not None else self.options.limits.max_records
         turn.extensions = extensions if extensions is not None else {}
         if not text.strip():
             turn.trace.skipped = "no text in the message"
@@ -355,10 +356,10 @@ class RecallPolicy:
             return
         candidates = stages.candidates_of(turn)
         if self.guarded_decider is None:
-            stages.keep_above_floor(turn, candidates, self.options.relevance_score)
+            stages.keep_above_floor(turn, candidates, self.options.keep.relevance_score)
             return
         judged = stages.judge(turn, self.guarded_decider, self.store.embedder, candidates)
-        o = self.options
+        o = self.options.keep
         budget: int | None = None
         # Episodic memories (opt-in): re-score by session, keep by the adaptive budget (both
         # fitted for the embedded decider's log-odds; another judge's answers are left alone).
@@ -374,7 +375,7 @@ class RecallPolicy:
         def rule() -> str:
             return stages.apply_keep_rule(
                 candidates,
-                o.keep,
+                o.rule,
                 self.thresholds["judge"],
                 self.thresholds["judge_relative"],
                 turn.max_records,

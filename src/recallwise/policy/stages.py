@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +35,7 @@ from .conversation import (
 from .follow_up import follow_up_text
 from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
 from .names import name_terms
+from .options import KeepRule, LimitOptions, Limits
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, StageSpan
@@ -44,6 +44,7 @@ from .wording import FOLLOW_UP, GATE, ROUTE, judge_question
 
 __all__ = [
     "KeepRule",
+    "LimitOptions",
     "Limits",
     "adaptive_keep_count",
     "apply_keep_rule",
@@ -59,18 +60,6 @@ __all__ = [
     "route",
     "search",
 ]
-
-KeepRule = Literal["absolute", "relative", "both"]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Sizes: what the decider reads and what the context block may hold."""
-
-    max_records: int | None = None
-    max_record_chars: int = 600
-    max_context_chars: int = 4000
-    max_state_chars: int = 2000
 
 
 def _ms(started: float) -> float:
@@ -103,7 +92,7 @@ def embed(turn: Turn, embedder: Embedder, stats: RecallStats) -> bool:
     return True
 
 
-def state_for(text: str, limits: Limits, turn: Turn) -> str:
+def state_for(text: str, limits: LimitOptions, turn: Turn) -> str:
     """The message as the decider sees it: cut to ``max_state_chars``, said in the trace."""
     if len(text) > limits.max_state_chars:
         turn.trace.notes.append(
@@ -519,7 +508,7 @@ def keep_above_floor(turn: Turn, candidates: list[Candidate], floor: float) -> N
 
 
 # ---- pack ------------------------------------------------------------------------------------
-def pack(turn: Turn, limits: Limits, stats: RecallStats) -> Recall:
+def pack(turn: Turn, limits: LimitOptions, stats: RecallStats) -> Recall:
     """The kept records as one escaped, deduplicated context block within the size budget."""
     kept, trace = turn.kept, turn.trace
     context, included = pack_context(

@@ -117,7 +117,7 @@ def judge_split(
             )
             thresholds = KeepThresholds(
                 policy.thresholds.get("judge", 0.5),
-                policy.thresholds.get("judge_relative") if policy.options.keep == "both" else None,
+                policy.thresholds.get("judge_relative") if policy.options.keep.rule == "both" else None,
             )
             for question in conv.questions:
                 recall = policy.recall(question.text, actor_id=conv.actor_id)

@@ -22,13 +22,15 @@ from langgraph.store.memory import InMemoryStore
 from ...deciders import Decider, default_decider
 from ...embeddings import Embedder
 from ...errors import UsageError
-from ...policy import Recall, RecallPolicy, RecallStats
+from ...policy import Recall, RecallOptions, RecallPolicy, RecallStats
 from ...records import MemoryRecord, SearchHit, score_from_cosine, validate_id
 from ...stores.base import Query, SearchRequest
 from .._foreign import (
     Keep,
     at_most,
+    foreign_owned,
     foreign_policy,
+    gate_options,
     kept_in_order,
     lazy_embedder,
     scope_of,
@@ -62,8 +64,10 @@ class GatedStore(BaseStore):
     * ``decider`` -- the decision backend; left out = the offline embedded one; ``None`` =
       transparent (every call goes straight to ``inner``);
     * ``over_fetch`` -- how many times the requested page to fetch for the judge (default 3);
-    * ``thresholds`` -- ``{"gate": p, "judge": p, "judge_relative": d}`` (any subset);
-    * ``keep``, ``max_records`` -- the judge's keep rule (see :class:`~recallwise.RecallPolicy`);
+    * ``options`` -- a :class:`~recallwise.RecallOptions`, as a policy takes (thresholds, keep
+      rule, timeouts, ...); ``keep`` and ``max_records`` are shorthand for its fields. The gate
+      sets how deep it searches and the context budget itself.
+    * ``thresholds`` -- deprecated: ``options=RecallOptions(thresholds=ThresholdOptions(...))``;
     * ``embedder`` -- recallwise's embedder for the query and the judged items' text (the
       inner store's own embeddings are not assumed to be recallwise's);
     * ``text_fields`` -- the value paths that hold an item's text (default: the inner
@@ -82,9 +86,10 @@ class GatedStore(BaseStore):
         *,
         decider: Decider | Any | None = _DEFAULT,
         over_fetch: int = 3,
-        thresholds: Mapping[str, float] | None = None,
-        keep: Keep = "both",
+        options: RecallOptions | None = None,
+        keep: Keep | None = None,
         max_records: int | None = None,
+        thresholds: Mapping[str, float] | None = None,
         embedder: Embedder | None = None,
         text_fields: Sequence[str] | None = None,
         stats: RecallStats | None = None,
@@ -98,7 +103,16 @@ class GatedStore(BaseStore):
         self.inner = inner
         self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
         self.over_fetch = int(over_fetch)
-        self.max_records = max_records
+        #: what the gate's policy runs with (``options`` and the shorthand keywords)
+        self.options = gate_options(
+            "GatedStore",
+            options,
+            given={"keep": keep, "max_records": max_records},
+            owned=foreign_owned(10),
+            thresholds=thresholds,
+            why=": a search's limit and over_fetch say how many items are judged",
+        )
+        self.max_records = self.options.limits.max_records
         self.actor_id = validate_id(actor_id, "actor_id")
         self.last_recall: Recall | None = None
         self._text_fields = list(text_fields) if text_fields is not None else None
@@ -111,10 +125,7 @@ class GatedStore(BaseStore):
                 self._searcher,
                 self.decider,
                 type(inner).__name__,
-                top_k=10,
-                keep=keep,
-                max_records=max_records,
-                thresholds=thresholds,
+                options=self.options,
                 stats=stats,
                 log=log,
             )

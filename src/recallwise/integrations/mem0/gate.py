@@ -7,16 +7,15 @@ from typing import Any
 
 from ...deciders import Decider, default_decider
 from ...embeddings import Embedder
-from ...errors import UsageError
 from ...policy import Recall, RecallOptions, RecallPolicy, RecallStats
-from ...policy.config import threshold_options
-from .._foreign import NO_BUDGET, Keep, at_most, kept_in_order, scoped
+from .._foreign import NO_BUDGET, Keep, at_most, gate_options, kept_in_order, scoped
 from .searcher import Mem0Searcher, _Ask, _check_ids, _check_memory, _is_async, _Scope
 
 _DEFAULT: Any = object()
 
-#: policy options the gate sets itself (mem0's call says how many memories come back)
-_GATE_OWNS = ("top_k", "gated_top_k", "max_records", "max_context_chars", "max_record_chars")
+#: policy options the gate sets itself (mem0's call says how many memories come back, and the
+#: caller reads them all: no context budget)
+_GATE_OWNS: dict[str, Any] = {"top_k": 10, "gated_top_k": None, **NO_BUDGET}
 
 # ---- the drop-in ---------------------------------------------------------------------------------
 
@@ -31,9 +30,10 @@ class _Gate:
         memory: Any,
         *,
         decider: Decider | Any | None = _DEFAULT,
-        thresholds: Mapping[str, float] | None = None,
-        keep: Keep = "both",
+        options: RecallOptions | None = None,
+        keep: Keep | None = None,
         max_records: int | None = None,
+        thresholds: Mapping[str, float] | None = None,
         embedder: Embedder | None = None,
         actor_field: str = "user_id",
         local: bool = False,
@@ -42,17 +42,19 @@ class _Gate:
         **policy_options: Any,
     ) -> None:
         _check_memory(memory, self._what)
-        owned = sorted(set(policy_options) & set(_GATE_OWNS))
-        if owned:
-            raise UsageError(
-                f"{self._what} sets {', '.join(owned)} itself: mem0's own top_k says how many memories "
-                "are judged, and max_records caps how many are kept"
-            )
-        if max_records is not None and max_records < 1:
-            raise UsageError(f"max_records must be at least 1 (or None), got {max_records}")
+        #: what the gate's policy runs with (``options`` and the shorthand keywords)
+        self.options = gate_options(
+            self._what,
+            options,
+            given={"keep": keep, "max_records": max_records, **policy_options},
+            owned=_GATE_OWNS,
+            thresholds=thresholds,
+            why=": mem0's own top_k says how many memories are judged, and every kept one comes back",
+            stacklevel=4,
+        )
         self.memory = memory
         self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
-        self.max_records = max_records
+        self.max_records = self.options.limits.max_records
         self.last_recall: Recall | None = None
         self._stats = stats if stats is not None else RecallStats()
         self._searcher = Mem0Searcher(
@@ -61,22 +63,12 @@ class _Gate:
         #: the policy deciding the gated searches (None when ``decider=None``: transparent)
         self.policy: RecallPolicy | None = None
         if self.decider is not None:
-            options = RecallOptions.of(
-                None,
-                {
-                    "keep": keep,
-                    "max_records": max_records,
-                    **NO_BUDGET,
-                    **threshold_options(thresholds),
-                    **policy_options,
-                },
-            )
             # one namespace, named after the memory's type: what traces and the decision log show
             self.policy = RecallPolicy(
                 self._searcher,
                 decider=self.decider,
                 namespaces=[type(memory).__name__],
-                options=options,
+                options=self.options,
                 stats=self._stats,
                 log=log,
             )
@@ -154,9 +146,11 @@ class GatedMem0(_Gate):
 
     * ``decider`` -- the decision backend; left out = the offline embedded one; ``None`` =
       transparent (every call goes straight to mem0);
-    * ``thresholds`` -- ``{"gate": p, "judge": p, "judge_relative": d}`` (any subset);
-    * ``keep``, ``max_records`` -- the judge's keep rule (see :class:`~recallwise.RecallPolicy`);
-      at most ``min(max_records, top_k)`` memories come back;
+    * ``options`` -- a :class:`~recallwise.RecallOptions`, as a policy takes (thresholds, keep
+      rule, timeouts, ...); ``keep``, ``max_records`` and any other flat option name are
+      shorthand for its fields. At most ``min(max_records, top_k)`` memories come back; the
+      gate sets how deep it searches (mem0's ``top_k``) and the context budget itself;
+    * ``thresholds`` -- deprecated: ``options=RecallOptions(thresholds=ThresholdOptions(...))``;
     * ``embedder`` -- recallwise's embedder for the query and the memories' text (default: the
       memory's :class:`RecallwiseEmbedding` when it has one, else the offline MiniLM);
     * ``actor_field`` -- which of the filter's ids is the actor decisions are counted and cached
@@ -164,8 +158,6 @@ class GatedMem0(_Gate):
     * ``local`` -- True when mem0 answers in-process in microseconds (no deadline thread);
     * ``stats``, ``log`` -- a :class:`~recallwise.RecallStats` to count into, the opt-in
       decision log (a path), as ``RecallPolicy(log=...)``;
-    * any other :class:`~recallwise.RecallOptions` field (``store_timeout_s``,
-      ``decider_timeout_s``, ``conversation_rescore``, ``adaptive_budget``, ...).
 
     :attr:`last_recall` holds the most recent gated decision (trace included).
     """

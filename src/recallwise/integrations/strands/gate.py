@@ -21,7 +21,7 @@ from ...deciders import Decider, default_decider
 from ...embeddings import Embedder, default_embedder
 from ...embeddings.cache import CachedEmbedder
 from ...errors import StoreError, UsageError
-from ...policy import Recall, RecallPolicy, RecallStats
+from ...policy import Recall, RecallOptions, RecallPolicy, RecallStats
 from ...records import (
     MemoryRecord,
     SearchHit,
@@ -30,7 +30,7 @@ from ...records import (
     validate_id,
 )
 from ...stores.base import SearchRequest
-from .._foreign import NO_BUDGET, at_most, run_sync, scope_of, scoped
+from .._foreign import NO_BUDGET, at_most, gate_options, run_sync, scope_of, scoped
 
 T = TypeVar("T")
 
@@ -44,7 +44,9 @@ OPTIONAL_METHODS = ("add", "add_messages", "initialize", "get_tools")
 #: What every Strands memory store has besides ``search``.
 REQUIRED_ATTRIBUTES = ("name", "description", "max_search_results", "writable", "extraction")
 #: Policy options a gate sets itself (the manager says how many entries each store returns).
-_GATE_OWNS = ("namespaces", "top_k", "max_context_chars", "max_record_chars")
+#: policy options the gate sets itself: the manager asks each store for its own count, and the
+#: entries come back to it whole (no context budget)
+_GATE_OWNS: dict[str, Any] = {"top_k": 10, **NO_BUDGET}
 
 
 def implements(store: object, method: str) -> bool:
@@ -217,9 +219,10 @@ class MemoryGate:
     for a candidate set of ``max_entries``). ``route=True`` lets the decider choose between the
     stores by their ``description`` (all members need one; off by default, as in the policy:
     routing cost recall on LoCoMo). ``actor_id`` / ``session_id`` scope the decision cache and the
-    decision log. Other keywords go to :class:`~recallwise.policy.RecallPolicy` (``keep``,
-    ``max_records``, thresholds, ``decider_timeout_s``, ``store_timeout_s``, breaker settings,
-    ``stats``, ``log``, ``cache_size``).
+    decision log. ``options`` is a :class:`~recallwise.RecallOptions`, as a policy takes; other
+    keywords are its flat names (``keep``, ``max_records``, ``gate_threshold``,
+    ``decider_timeout_s``, ``cache_size``, ...) or the policy's ``log`` and ``trace_content``.
+    The gate sets ``top_k`` and the context budget itself.
     """
 
     def __init__(
@@ -232,14 +235,22 @@ class MemoryGate:
         session_id: str | None = None,
         embedder: Embedder | None = None,
         stats: RecallStats | None = None,
+        options: RecallOptions | None = None,
         **policy_options: Any,
     ) -> None:
-        owned = [name for name in _GATE_OWNS if name in policy_options]
-        if owned:
-            raise UsageError(
-                f"MemoryGate sets {', '.join(owned)} itself (the memory manager says how many entries "
-                "each store returns; use over_fetch= to ask the stores for more)"
-            )
+        if "namespaces" in policy_options:
+            raise UsageError("MemoryGate sets namespaces itself: one per store it gates")
+        #: RecallPolicy's own arguments (not options), passed on as they are
+        self.policy_args = {k: policy_options.pop(k) for k in ("log", "trace_content") if k in policy_options}
+        #: what the gate's policy runs with (``options`` and the shorthand keywords)
+        self.options = gate_options(
+            "MemoryGate",
+            options,
+            given=policy_options,
+            owned=_GATE_OWNS,
+            why=" (the memory manager says how many entries each store returns; use over_fetch= to "
+            "ask the stores for more)",
+        )
         if not (isinstance(over_fetch, (int, float)) and math.isfinite(over_fetch) and over_fetch >= 1):
             raise UsageError(f"over_fetch must be a number >= 1, got {over_fetch!r}")
         self.decider = default_decider() if decider is _DEFAULT else decider
@@ -248,7 +259,6 @@ class MemoryGate:
         self.actor_id = validate_id(actor_id, "actor_id")
         self.session_id = validate_id(session_id, "session_id") if session_id is not None else None
         self.stats = stats or RecallStats()
-        self.policy_options = policy_options
         if embedder is None:  # the judge compares vectors: embed with the decider's own model
             embedder = getattr(self.decider, "embedder", None) or default_embedder()
         self._members: dict[str, GatedMemoryStore] = {}  # by namespace key
@@ -290,8 +300,8 @@ class MemoryGate:
             decider=self.decider,
             namespaces=cast(dict[str, str], descriptions) if routed else keys,
             stats=self.stats,
-            **NO_BUDGET,
-            **self.policy_options,
+            options=self.options,
+            **self.policy_args,
         )
         if old is not None:
             old.close()
@@ -349,7 +359,7 @@ class MemoryGate:
             actor_id=self.actor_id,
             session_id=self.session_id,
             namespaces=list(turn.asks),
-            max_records=at_most(policy.options.max_records, turn.cap),
+            max_records=at_most(policy.options.limits.max_records, turn.cap),
             extensions=scoped(self.searcher, turn),
         )
         return self._share(recall, turn)

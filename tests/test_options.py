@@ -1,0 +1,151 @@
+"""RecallOptions: one nested object, its flat shorthand, and the integrations taking the same object."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import pytest
+
+from recallwise import (
+    KeepOptions,
+    LimitOptions,
+    RecallOptions,
+    RecallPolicy,
+    ReliabilityOptions,
+    SearchOptions,
+    ThresholdOptions,
+)
+from recallwise.errors import UsageError
+from recallwise.integrations._foreign import NO_BUDGET, gate_options
+from recallwise.policy.options import FLAT_NAMES
+from recallwise.policy.thresholds import ROLES
+from recallwise.testing import InMemoryStore, ScriptedDecider
+
+
+def test_each_flat_name_sets_exactly_one_nested_field() -> None:
+    default = RecallOptions()
+    samples = {int: 7, float: 0.42, str: "relative"}
+    for name, (group, field) in FLAT_NAMES.items():
+        current = default.flat(name)
+        if name == "keep":
+            value: object = "relative"
+        elif name == "search_mode":
+            value = "dense"
+        elif name in ("conversation_rescore", "adaptive_budget"):
+            continue  # typed values, covered by test_policy_episodic
+        elif current is None:
+            value = 0.42 if group == "thresholds" else 7
+        else:
+            value = samples[type(current)]
+        changed = RecallOptions(**{name: value})
+        assert changed.flat(name) == value, name
+        # nothing else moved
+        others = {n for n in FLAT_NAMES if n != name and changed.flat(n) != default.flat(n)}
+        assert not others, (name, others)
+        nested = getattr(changed, group) if field is not None else changed.cache_size
+        assert (getattr(nested, field) if field is not None else nested) == value
+
+
+def test_flat_and_nested_spellings_are_the_same_options() -> None:
+    flat = RecallOptions(top_k=5, gate_threshold=0.6, keep="relative", max_records=3, decider_timeout_s=1.0)
+    nested = RecallOptions(
+        search=SearchOptions(top_k=5),
+        thresholds=ThresholdOptions(gate=0.6),
+        keep=KeepOptions(rule="relative"),
+        limits=LimitOptions(max_records=3),
+        reliability=ReliabilityOptions(decider_timeout_s=1.0),
+    )
+    assert flat == nested
+    assert RecallOptions.of(None, {"top_k": 5, "gate_threshold": 0.6}) == RecallOptions(
+        search=SearchOptions(top_k=5), thresholds=ThresholdOptions(gate=0.6)
+    )
+    # flat names go on top of the group given with them; the original is unchanged (frozen)
+    mixed = nested.replace(search=SearchOptions(top_k=9, mode="dense"), top_k=4)
+    assert mixed.search == SearchOptions(top_k=4, mode="dense") and nested.search.top_k == 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        nested.cache_size = 1  # type: ignore[misc]
+
+
+def test_bad_options_name_the_field() -> None:
+    with pytest.raises(UsageError, match=r"unknown RecallPolicy option\(s\) \['top_kk'\]; known: .*top_k"):
+        RecallOptions(top_kk=3)
+    with pytest.raises(UsageError, match="top_k must be at least 1"):
+        SearchOptions(top_k=0)
+    with pytest.raises(UsageError, match="keep must be"):
+        RecallOptions(keep="most")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="must be a SearchOptions"):
+        RecallOptions(search={"top_k": 3})  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="threshold 'gate' must be a number"):
+        ThresholdOptions(gate="high")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="unknown threshold"):
+        ThresholdOptions.of({"gates": 0.5})
+    with pytest.raises(UsageError, match="max_records must be at least 1"):
+        RecallOptions(max_records=0)
+    with pytest.raises(UsageError, match="cache_size"):
+        RecallOptions(cache_size=-1)
+
+
+def test_threshold_roles_are_the_field_names_and_reach_the_policy() -> None:
+    assert sorted(f.name for f in dataclasses.fields(ThresholdOptions)) == sorted(ROLES)
+    decider = ScriptedDecider(gate=0.7)
+    policy = RecallPolicy(
+        InMemoryStore(),
+        decider=decider,
+        namespaces=["n"],
+        options=RecallOptions(thresholds=ThresholdOptions(gate=0.8)),
+    )
+    assert policy.thresholds["gate"] == 0.8 and policy.threshold_sources["gate"] == "argument"
+    assert policy.recall("anything at all", actor_id="a").trace.gate_open is False
+    policy.close()
+
+
+def test_reading_a_flat_name_off_the_options_is_deprecated_but_the_policy_reads_it_plainly() -> None:
+    options = RecallOptions(top_k=3)
+    with pytest.warns(DeprecationWarning, match=r"RecallOptions.top_k is RecallOptions.search.top_k"):
+        assert options.top_k == 3  # type: ignore[attr-defined]
+    policy = RecallPolicy(InMemoryStore(), decider=None, namespaces=["n"], options=options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert policy.top_k == 3 and policy.keep == "both" and policy.cache_size == 256
+    with pytest.raises(AttributeError):
+        _ = options.no_such_option  # type: ignore[attr-defined]
+    policy.close()
+
+
+def test_a_gate_takes_the_same_options_object_and_owns_what_it_sets() -> None:
+    owned = {"top_k": 10, **NO_BUDGET}
+    given = RecallOptions(thresholds=ThresholdOptions(gate=0.9), decider_timeout_s=0.5)
+    out = gate_options("SomeGate", given, given={"keep": "absolute", "max_records": None}, owned=owned)
+    assert out.thresholds.gate == 0.9 and out.reliability.decider_timeout_s == 0.5
+    assert out.keep.rule == "absolute" and out.limits.max_records is None
+    assert out.limits.max_context_chars == NO_BUDGET["max_context_chars"]
+    with pytest.raises(UsageError, match=r"SomeGate sets top_k itself: its page size"):
+        gate_options("SomeGate", RecallOptions(top_k=3), owned=owned, why=": its page size")
+    with pytest.raises(UsageError, match="SomeGate sets max_context_chars itself"):
+        gate_options("SomeGate", None, given={"max_context_chars": 10}, owned=owned)
+    with pytest.raises(UsageError, match=r"must be a recallwise\.RecallOptions"):
+        gate_options("SomeGate", {"gate_threshold": 0.5}, owned=owned)  # type: ignore[arg-type]
+    with pytest.warns(DeprecationWarning, match=r"SomeGate\(thresholds=\{...\}\) is deprecated"):
+        old = gate_options("SomeGate", None, thresholds={"gate": 0.9, "judge_relative": 0.2})
+    assert old.thresholds == ThresholdOptions(gate=0.9, judge_relative=0.2)
+
+
+def test_the_langgraph_adk_and_strands_gates_take_options() -> None:
+    pytest.importorskip("langgraph")
+    from langgraph.store.memory import InMemoryStore as LangGraphMemory
+
+    from recallwise.integrations.langgraph import GatedStore
+    from recallwise.integrations.strands import MemoryGate
+
+    closed = RecallOptions(thresholds=ThresholdOptions(gate=0.99))
+    store = GatedStore(LangGraphMemory(), decider=ScriptedDecider(gate=0.9), options=closed, keep="absolute")
+    assert store.policy is not None and store.policy.thresholds["gate"] == 0.99
+    assert store.options.keep.rule == "absolute" and store.policy.search_depth == 10
+    with pytest.raises(UsageError, match="GatedStore sets gated_top_k itself"):
+        GatedStore(LangGraphMemory(), decider=ScriptedDecider(), options=RecallOptions(gated_top_k=50))
+    gate = MemoryGate(ScriptedDecider(), options=closed, max_records=2, cache_size=0)
+    assert gate.options.thresholds.gate == 0.99 and gate.options.limits.max_records == 2
+    assert gate.options.cache_size == 0
+    with pytest.raises(UsageError, match="MemoryGate sets top_k itself"):
+        MemoryGate(ScriptedDecider(), top_k=3)
