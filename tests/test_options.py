@@ -149,3 +149,18 @@ def test_the_langgraph_adk_and_strands_gates_take_options() -> None:
     assert gate.options.cache_size == 0
     with pytest.raises(UsageError, match="MemoryGate sets top_k itself"):
         MemoryGate(ScriptedDecider(), top_k=3)
+
+
+def test_what_the_caller_asked_of_a_turn_is_frozen() -> None:
+    from recallwise.policy.trace import Trace
+    from recallwise.policy.turn import Turn, TurnRequest
+
+    request = TurnRequest(
+        "hi", "a", None, top_k=30, max_records=None, extensions={}, conversation=("a", None, ())
+    )
+    turn = Turn(request, Trace(), ["/facts/a"], ["/facts/{actorId}"], "hi")
+    assert (turn.actor_id, turn.top_k, turn.conversation) == ("a", 30, ("a", None, ()))
+    with pytest.raises(AttributeError):
+        turn.top_k = 5  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.actor_id = "b"  # type: ignore[misc]

@@ -26,7 +26,7 @@ from .stats import RecallStats
 from .telemetry import Telemetry
 from .thresholds import Thresholds
 from .trace import Trace
-from .turn import KeptRecord, Recall, Turn, message_text
+from .turn import KeptRecord, Recall, Turn, TurnRequest, message_text
 from .wording import FOLLOW_UP, GATE, ROUTE, follow_up_question, gate_question, route_question
 
 __all__ = ["KeptRecord", "Recall", "RecallOptions", "RecallPolicy", "message_text"]
@@ -215,7 +215,7 @@ class RecallPolicy:
         if not turn.ended and self._decide(turn):
             stages.search(turn, self.searcher, turn.top_k, self._mode, self.stats)
             self._judge_and_keep(turn)
-        return self._finish(turn, message)
+        return self._finish(turn)
 
     def judge(
         self,
@@ -236,13 +236,13 @@ class RecallPolicy:
         turn = self._start(message, actor_id, None, [], None, max_records)
         if not turn.ended:
             if gate and not self._decide(turn):
-                return self._finish(turn, message)
+                return self._finish(turn)
             turn.hits = list(hits)
             self.stats.add(records_returned=len(turn.hits))
             if self.guarded_decider is not None and not turn.state:
                 turn.state = stages.state_for(turn.text, self.options.limits, turn)
             self._judge_and_keep(turn)
-        return self._finish(turn, message)
+        return self._finish(turn)
 
     async def arecall(
         self,
@@ -273,7 +273,7 @@ class RecallPolicy:
                     self._judge_and_keep(turn)
                 else:
                     await asyncio.to_thread(self._judge_and_keep, turn)
-        return self._finish(turn, message)
+        return self._finish(turn)
 
     @property
     def _mode(self) -> Literal["dense", "hybrid"]:
@@ -291,24 +291,29 @@ class RecallPolicy:
         extensions: Mapping[str, Any] | None = None,
     ) -> Turn:
         """The turn's text, namespaces and query vector (``ended`` when there is nothing to decide)."""
+        if top_k is not None and top_k < 1:
+            raise UsageError(f"top_k must be at least 1, got {top_k}")
         templates = list(namespaces) if namespaces is not None else list(self.namespaces)
         resolved = [resolve_namespace(t, actor_id=actor_id, session_id=session_id) for t in templates]
         self.stats.add(turns=1)
         text = message_text(message)
-        turn = Turn(text, actor_id, session_id, resolved, templates, Trace(gated=self.decider is not None))
+        request = TurnRequest(
+            text,
+            actor_id,
+            session_id,
+            # the gated arm searches deeper than it keeps (the judge chooses); a turn's own top_k wins
+            top_k=top_k if top_k is not None else self.search_depth,
+            max_records=max_records if max_records is not None else self.options.limits.max_records,
+            extensions=extensions if extensions is not None else {},
+            conversation=(actor_id, session_id, tuple(resolved)),
+        )
+        turn = Turn(request, Trace(gated=self.decider is not None), resolved, templates, text)
         turn.trace.message_chars = len(text)
-        if top_k is not None and top_k < 1:
-            raise UsageError(f"top_k must be at least 1, got {top_k}")
-        # the gated arm searches deeper than it keeps (the judge chooses); a turn's own top_k wins
-        turn.top_k = top_k if top_k is not None else self.search_depth
-        turn.max_records = max_records if max_records is not None else self.options.limits.max_records
-        turn.extensions = extensions if extensions is not None else {}
         if not text.strip():
             turn.trace.skipped = "no text in the message"
             turn.ended = True
             return turn
         self.stats.add(baseline_retrievals=1)
-        turn.conversation = (actor_id, session_id, tuple(resolved))
         turn.prior = self.follow_ups.prior(turn.conversation)
         cached = self._cache.get(turn.cache_key)
         if cached is not None:
@@ -338,18 +343,27 @@ class RecallPolicy:
             turn,
             self.thresholds["gate"],
             self.thresholds.get("gate_named"),  # opt-in: absent unless measured, fitted or given
-            self.thresholds["route"],
             self.searcher,
         )
-        if is_open and turn.trace.gate_p is not None:
-            # a turn that retrieves on its own merit is what the next follow-up carries on
-            self.follow_ups.remember(turn.conversation, turn.text)
-        elif not is_open and turn.prior is not None:
-            is_open = stages.follow_up(turn, self.thresholds["follow_up"], self.store.embedder, self.stats)
-            if is_open:  # the judge reads both messages too
-                turn.state = stages.state_for(turn.text, self.options.limits, turn)
+        stages.route(turn, self.thresholds["route"])
+        is_open = self._follow_up(turn, is_open)
         self.stats.add(**({"gate_opened": 1} if is_open else {"gate_closed": 1}))
         return is_open
+
+    def _follow_up(self, turn: Turn, is_open: bool) -> bool:
+        """Follow-ups, after the gate (:mod:`~recallwise.policy.follow_up`): a turn that retrieves
+        on its own merit is what the conversation's next follow-up carries on; a closed gate opens
+        for a follow-up of the last one. True when the turn retrieves."""
+        if is_open:
+            if turn.trace.gate_p is not None:  # not when the gate only failed open
+                self.follow_ups.remember(turn.conversation, turn.text)
+            return True
+        if turn.prior is None:
+            return False
+        opened = stages.follow_up(turn, self.thresholds["follow_up"], self.store.embedder, self.stats)
+        if opened:  # the judge reads both messages too
+            turn.state = stages.state_for(turn.text, self.options.limits, turn)
+        return opened
 
     def _judge_and_keep(self, turn: Turn) -> None:
         if not turn.hits:
@@ -384,7 +398,7 @@ class RecallPolicy:
 
         stages.keep_judged(turn, candidates, judged, rule)
 
-    def _finish(self, turn: Turn, message: Any) -> Recall:
+    def _finish(self, turn: Turn) -> Recall:
         searched = bool(turn.trace.candidates) or (self.decider is None and not turn.ended)
         recall = (
             stages.pack(turn, self.options.limits, self.stats) if searched else Recall("", [], turn.trace)
@@ -396,7 +410,7 @@ class RecallPolicy:
             ended_ns=time.time_ns(),
             kept_ids=[k.record.id for k in recall.records],
             # the user's own message (a follow-up turn searched it with the request before it)
-            message=message_text(message) if turn.follow_up else turn.text,
+            message=turn.request.message,
         )
         if self.log is not None:
             try:
@@ -405,7 +419,7 @@ class RecallPolicy:
                     actor_id=turn.actor_id,
                     session_id=turn.session_id,
                     decider=self.stats.decider or "none",
-                    message=message_text(message),
+                    message=turn.request.message,
                 )
             except Exception as exc:  # the log is for looking back; it must not fail the turn
                 self.stats.error("log", error_kind(exc))

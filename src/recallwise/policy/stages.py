@@ -143,14 +143,9 @@ def ask_gate(turn: Turn, decider: GuardedDecider, questions: dict[str, Question]
 
 
 # ---- gate and route --------------------------------------------------------------------------
-def open_gate(
-    turn: Turn,
-    threshold: float,
-    named_threshold: float | None,
-    route_threshold: float,
-    searcher: GuardedSearcher,
-) -> bool:
-    """Decide whether this turn retrieves, and where (narrowing ``turn.namespaces``)."""
+def open_gate(turn: Turn, threshold: float, named_threshold: float | None, searcher: GuardedSearcher) -> bool:
+    """Whether this turn retrieves on the gate's answer (the store-aware gate included); a gate
+    that gave no answer fails open."""
     trace = turn.trace
     trace.gate_threshold = threshold
     answers = turn.gate_answers
@@ -162,9 +157,6 @@ def open_gate(
     assert isinstance(gate_p, float)
     trace.gate_p = gate_p
     trace.gate_open = gate_p >= threshold or named_in_store(turn, gate_p, named_threshold, searcher)
-    route_answer = answers.get(ROUTE)
-    if isinstance(route_answer, ChoiceAnswer):
-        route(turn, route_answer, route_threshold)
     return bool(trace.gate_open)
 
 
@@ -226,8 +218,12 @@ def named_in_store(
     return True
 
 
-def route(turn: Turn, answer: ChoiceAnswer, threshold: float) -> None:
-    """Keep the namespaces the route gives at least ``threshold``; all of them when it is unsure."""
+def route(turn: Turn, threshold: float) -> None:
+    """Keep the namespaces the route gives at least ``threshold``; all of them when it is unsure
+    (and when the gate call asked no route, or failed)."""
+    answer = turn.gate_answers.get(ROUTE) if turn.gate_answers is not None else None
+    if not isinstance(answer, ChoiceAnswer):
+        return
     turn.trace.route = dict(answer.probabilities)
     chosen = [
         ns

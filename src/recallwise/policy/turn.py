@@ -13,7 +13,7 @@ from ..records import MemoryRecord, SearchHit
 from .follow_up import ConversationKey, PriorTurn
 from .trace import Trace
 
-__all__ = ["KeptRecord", "Recall", "Turn", "message_text"]
+__all__ = ["KeptRecord", "Recall", "Turn", "TurnRequest", "message_text"]
 
 
 @dataclass
@@ -40,57 +40,108 @@ class Recall:
         return bool(self.trace.namespaces_searched)
 
 
-@dataclass
-class Turn:
-    """What one turn has computed so far; each stage reads it and adds to it.
+@dataclass(frozen=True)
+class TurnRequest:
+    """What the caller asked of one turn, fixed when it starts (no stage changes it)."""
 
-    ``namespaces`` start as every namespace of the policy (resolved for this actor) and are
-    narrowed by the route; ``vector`` is the one query embedding every stage shares.
-    """
-
-    text: str
+    #: the user's own message text (a follow-up turn searches more: :attr:`Turn.text`)
+    message: str
     actor_id: str
     session_id: str | None
+    #: records searched per namespace (the policy's depth, or the caller's ``top_k``)
+    top_k: int
+    #: the most records kept (None: as many as the keep rule keeps)
+    max_records: int | None
+    #: the caller's extras for every search of the turn (``SearchRequest.extensions``: a
+    #: framework gate's own search scope)
+    extensions: Mapping[str, Any]
+    #: which conversation the turn is part of, for follow-ups: actor, session and the namespaces
+    #: as first resolved (before the route narrows them)
+    conversation: ConversationKey
+    started: float = field(default_factory=time.perf_counter)
+    #: wall-clock start, epoch ns (for spans)
+    started_ns: int = field(default_factory=time.time_ns)
+
+
+@dataclass
+class Turn:
+    """What one turn has computed so far: the stages, in order, each add their part.
+
+    The fields are grouped by the stage that writes them, in the order the stages run
+    (:class:`~recallwise.policy.RecallPolicy` conducts them): start, embed, gate (with the
+    route and follow-ups), search, judge, keep. What the caller asked is :attr:`request`,
+    frozen; its fields read through (``turn.actor_id``, ``turn.top_k``), and cannot be set.
+    """
+
+    request: TurnRequest
+    trace: Trace
+    # -- start ------------------------------------------------------------------------------
+    #: every namespace of the policy (resolved for this actor); the route narrows them
     namespaces: list[str]
     #: the templates ``namespaces`` were resolved from, in the same order (the route answers in them)
     templates: list[str]
-    trace: Trace
-    #: the text as the decider sees it (cut to the policy's ``max_state_chars``)
-    state: str = ""
-    vector: np.ndarray | None = None
-    #: the name of the model that made ``vector`` (and the stored records' vectors)
-    embedder_name: str | None = None
-    #: the gate's (and route's) answers: from the decider, or from the decision cache
-    gate_answers: dict[str, Any] | None = None
-    #: which conversation the turn is part of, for follow-ups: actor, session and the namespaces
-    #: as first resolved (before the route narrows them)
-    conversation: ConversationKey = ("", None, ())
+    #: what is searched and judged: the message, or for a follow-up the request it carries on
+    #: and the message together
+    text: str
+    #: nothing to decide (no text, or no query vector): the turn injects nothing
+    ended: bool = False
     #: the conversation's last request, when follow-ups are on and it is fresh (the gate call
     #: then asks whether this message follows it up)
     prior: PriorTurn | None = None
+    # -- embed (or the decision cache) ------------------------------------------------------
+    #: the one query embedding every stage shares
+    vector: np.ndarray | None = None
+    #: the name of the model that made ``vector`` (and the stored records' vectors)
+    embedder_name: str | None = None
+    # -- gate, route, follow-up -------------------------------------------------------------
+    #: the text as the decider sees it (cut to the policy's ``max_state_chars``)
+    state: str = ""
+    #: the gate's (and route's) answers: from the decider, or from the decision cache
+    gate_answers: dict[str, Any] | None = None
     #: the turn retrieves as a follow-up of ``prior`` (``text`` is then both messages)
     follow_up: bool = False
     #: the decider failed this turn: it is not asked again (one failure per turn at most)
     decider_failed: bool = False
-    #: nothing to decide (no text, or no query vector): the turn injects nothing
-    ended: bool = False
-    #: records searched per namespace, and the most kept, this turn
-    top_k: int = 10
-    max_records: int | None = None
-    #: the caller's extras for every search of the turn (``SearchRequest.extensions``: a
-    #: framework gate's own search scope)
-    extensions: Mapping[str, Any] = field(default_factory=dict)
+    # -- search ------------------------------------------------------------------------------
     hits: list[tuple[str, SearchHit]] = field(default_factory=list)
+    # -- judge -------------------------------------------------------------------------------
     #: the vector each hit was judged with (the record's, or embedded for the judge; None when
     #: the decider embedded it itself), in ``hits`` order
     judged_vectors: list[np.ndarray | None] = field(default_factory=list)
     #: what the judge call reported using (e.g. ``multilingual_judged``: records the embedded
     #: decider judged with its multilingual model)
     judge_usage: dict[str, float] = field(default_factory=dict)
+    # -- keep --------------------------------------------------------------------------------
     kept: list[KeptRecord] = field(default_factory=list)
-    started: float = field(default_factory=time.perf_counter)
-    #: wall-clock start, epoch ns (for spans)
-    started_ns: int = field(default_factory=time.time_ns)
+
+    # what the caller asked, read through
+    @property
+    def actor_id(self) -> str:
+        return self.request.actor_id
+
+    @property
+    def session_id(self) -> str | None:
+        return self.request.session_id
+
+    @property
+    def top_k(self) -> int:
+        return self.request.top_k
+
+    @property
+    def max_records(self) -> int | None:
+        return self.request.max_records
+
+    @property
+    def extensions(self) -> Mapping[str, Any]:
+        return self.request.extensions
+
+    @property
+    def conversation(self) -> ConversationKey:
+        return self.request.conversation
+
+    @property
+    def started_ns(self) -> int:
+        return self.request.started_ns
 
     @property
     def cache_key(self) -> tuple[str, str | None, str, bool]:
@@ -99,7 +150,7 @@ class Turn:
         return (self.actor_id, self.session_id, self.text, self.prior is not None)
 
     def elapsed_ms(self) -> float:
-        return (time.perf_counter() - self.started) * 1000.0
+        return (time.perf_counter() - self.request.started) * 1000.0
 
 
 def message_text(message: Any) -> str:
