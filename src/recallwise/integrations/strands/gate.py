@@ -499,11 +499,12 @@ def _gated_type(capabilities: frozenset[str]) -> type[GatedMemoryStore]:
 
 
 def gated_stores(
-    stores: Sequence[Any], *, decider: Decider | Any | None = _DEFAULT, **gate_options: Any
+    stores: Sequence[Any], *, decider: Decider | Any | None = _DEFAULT, **gate_keywords: Any
 ) -> list[GatedMemoryStore]:
     """Wrap every store in ``stores`` behind one shared :class:`MemoryGate`: one decision per turn,
-    and the judge ranks the entries of all of them together (see the module docs)."""
-    gate = MemoryGate(decider, **gate_options)
+    and the judge ranks the entries of all of them together (see the module docs). Keywords go to
+    :class:`MemoryGate` (``options=``, ``over_fetch=``, ``route=``, ...)."""
+    gate = MemoryGate(decider, **gate_keywords)
     return [GatedMemoryStore(store, gate=gate) for store in stores]
 
 
