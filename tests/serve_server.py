@@ -68,3 +68,21 @@ def serve(store: str, *args: str, log_dir: Path, timeout_s: float = 90.0) -> Ite
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextmanager
+def persona_server(
+    work: Path, name: str, *, actors: Sequence[str] = ("demo_user",), keys: Path | None = None
+) -> Iterator[Server]:
+    """``recallwise serve`` over a fresh SQLite store ``work/NAME.db`` seeded with the demo persona
+    for each of ``actors`` (``"a:demo_user"``: tenant a's), behind ``keys`` when given."""
+    from recallwise.demo import seed_persona
+    from recallwise.stores import open_store
+
+    url = f"sqlite:///{work}/{name}.db"
+    with open_store(url) as store:
+        for actor in actors:
+            seed_persona(store, actor)
+    args = ("--keys", str(keys)) if keys is not None else ()
+    with serve(url, *args, log_dir=work) as server:
+        yield server

@@ -14,10 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recallwise.demo import seed_persona
 from recallwise.serve.auth import add_key
-from recallwise.stores import open_store
-from serve_server import serve
+from serve_server import persona_server
 
 pytest.importorskip("fastapi")
 pytestmark = pytest.mark.slow
@@ -34,10 +32,7 @@ def work(tmp_path_factory):
 @pytest.fixture(scope="module")
 def local(work):
     """A server without keys over a store seeded with the demo persona (actor demo_user)."""
-    url = f"sqlite:///{work}/local.db"
-    with open_store(url) as store:
-        seed_persona(store)
-    with serve(url, log_dir=work) as server:
+    with persona_server(work, "local") as server:
         yield server
 
 
@@ -45,17 +40,13 @@ def local(work):
 def tenants(work):
     """A server with keys: tenants a and b (both seeded with the persona as 'demo_user'), a
     recall-only key of a, and an admin key of b."""
-    url = f"sqlite:///{work}/tenants.db"
-    with open_store(url) as store:
-        seed_persona(store, "a:demo_user")
-        seed_persona(store, "b:demo_user")
     keys = work / "keys.yaml"
     made = {
         "a": add_key(keys, tenant="a", scopes=["recall", "write"], label="a-rw"),
         "a-read": add_key(keys, tenant="a", scopes=["recall"], label="a-ro"),
         "b": add_key(keys, tenant="b", scopes=["recall", "write", "admin"], label="b-admin"),
     }
-    with serve(url, "--keys", str(keys), log_dir=work) as server:
+    with persona_server(work, "tenants", actors=["a:demo_user", "b:demo_user"], keys=keys) as server:
         yield server, made
 
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from recallwise.demo import seed_persona
 from recallwise.serve.auth import add_key
-from recallwise.stores import open_store
-from serve_server import serve
+from serve_server import persona_server
 
 pytest.importorskip("fastapi")
 pytestmark = pytest.mark.slow
@@ -30,24 +28,18 @@ def work(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def local(work):
-    url = f"sqlite:///{work}/local.db"
-    with open_store(url) as store:
-        seed_persona(store)
-    with serve(url, log_dir=work) as server:
+    with persona_server(work, "local") as server:
         yield server
 
 
 @pytest.fixture(scope="module")
 def keyed(work):
-    url = f"sqlite:///{work}/keyed.db"
-    with open_store(url) as store:
-        seed_persona(store, "a:demo_user")
     keys = work / "keys.yaml"
     made = {
         "read": add_key(keys, tenant="a", scopes=["recall"], label="a-ro"),
         "write": add_key(keys, tenant="a", scopes=["write"], label="a-wo"),
     }
-    with serve(url, "--keys", str(keys), log_dir=work) as server:
+    with persona_server(work, "keyed", actors=["a:demo_user"], keys=keys) as server:
         yield server, made
 
 
