@@ -256,3 +256,12 @@ def test_tune_follow_up_writes_the_follow_up_role_and_refuses_heldout(
     assert code == 2 and "builtin:dev" in err
     code, _, err = _tune(capsys, "tune", "follow-up", "--labels", "builtin:seed")
     assert code == 2 and "follow_up_labels.jsonl" in err
+
+
+def test_the_trace_says_the_follow_up_question_was_asked_when_the_gate_opened_anyway(store) -> None:
+    decider = ScriptedDecider(gate=0.9, follow_up=0.2)
+    policy = _policy(store, decider=decider, follow_up_threshold=0.5)
+    assert policy.recall("dinner ideas?", actor_id="u", session_id="s").trace.follow_up_p is None  # not asked
+    again = policy.recall("and for lunch?", actor_id="u", session_id="s")
+    assert again.trace.gate_open is True and again.trace.follow_up_p == pytest.approx(0.2)
+    assert policy.stats.follow_ups == 0  # it opened on its own merit, not as a follow-up

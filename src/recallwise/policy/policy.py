@@ -354,6 +354,9 @@ class RecallPolicy:
         """Follow-ups, after the gate (:mod:`~recallwise.policy.follow_up`): a turn that retrieves
         on its own merit is what the conversation's next follow-up carries on; a closed gate opens
         for a follow-up of the last one. True when the turn retrieves."""
+        asked = turn.gate_answers.get(FOLLOW_UP) if turn.gate_answers is not None else None
+        if isinstance(asked, float):  # asked in the gate's call: the trace says so, open or not
+            turn.trace.follow_up_p = asked
         if is_open:
             if turn.trace.gate_p is not None:  # not when the gate only failed open
                 self.follow_ups.remember(turn.conversation, turn.text)
