@@ -16,12 +16,15 @@ these from worker threads, never on its event loop.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..embeddings.batching import BatchingEmbedder
-from ..errors import InvalidIdError, RecallwiseError, UsageError
+from ..errors import InvalidIdError, RecallwiseError, StoreError, UsageError
 from ..extraction.pipeline import extract_and_store
 from ..policy import RecallPolicy
 from ..policy.turn import Recall
@@ -90,6 +93,9 @@ class Limits:
     max_page: int = 100
     max_search: int = 50
     max_judge_candidates: int = 50
+    #: how long ``/readyz`` waits for the store: a probe must answer while the database does
+    #: not (a pool waiting for a connection would hold it for its own timeout, 15 s by default)
+    ready_timeout_s: float = 2.0
 
 
 @dataclass
@@ -120,6 +126,12 @@ class MemoryService:
     limits: Limits = field(default_factory=Limits)
     stock: RecallPolicy | None = None
     batcher: BatchingEmbedder | None = None
+    # readiness probes share one store check at a time: a dead database never piles them up
+    _ready_pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="recallwise-ready"), repr=False
+    )
+    _ready_check: Future[int] | None = field(default=None, repr=False)
+    _ready_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def open(
@@ -462,14 +474,25 @@ class MemoryService:
 
     # ---- health ---------------------------------------------------------------------------------
     def ready(self) -> dict[str, Any]:
-        """Whether the store answers and the model is loaded; raises :class:`StoreError` if not."""
-        self.store.count_records()
+        """Whether the store answers (within ``limits.ready_timeout_s``) and the model is loaded;
+        raises :class:`StoreError` if not."""
+        with self._ready_lock:
+            if self._ready_check is None or self._ready_check.done():
+                self._ready_check = self._ready_pool.submit(self.store.count_records)
+            check = self._ready_check
+        try:
+            check.result(timeout=self.limits.ready_timeout_s)
+        except FutureTimeout:
+            raise StoreError(
+                f"the store did not answer within {self.limits.ready_timeout_s:g} s", kind="timeout"
+            ) from None
         return {
             "store": str(getattr(self.store, "url", type(self.store).__name__)),
             "embedder": self.store.embedder.name,
         }
 
     def close(self) -> None:
+        self._ready_pool.shutdown(wait=False, cancel_futures=True)
         for policy in (self.policy, self.stock):
             if policy is not None:
                 policy.close()
