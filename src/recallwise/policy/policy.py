@@ -51,7 +51,9 @@ class RecallPolicy:
     adapts to how clearly the best records stand out (``adaptive_budget``, at most 5); the
     trace's notes say what both did. All three were fitted on LoCoMo dev.
 
-    Options are :class:`RecallOptions` fields, given as keywords or as ``options=``. With an
+    Options are one :class:`RecallOptions` (``options=``, nested by stage), or its flat names as
+    keywords (``top_k=5, gate_threshold=0.6``: shorthand for its fields, on top of ``options``);
+    ``policy.top_k`` and the other flat names read them back. With an
     OpenTelemetry SDK configured, each turn is a ``recallwise.recall`` span and the counters are
     metrics (:mod:`recallwise.policy.telemetry`); ``trace_content=True`` adds the message text. A remote
     decider or store (``local = False``) is called under ``decider_timeout_s`` /
