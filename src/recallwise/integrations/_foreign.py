@@ -21,8 +21,7 @@ import numpy as np
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
-from ..policy.config import ROLES
-from ..policy.options import ThresholdOptions
+from ..policy.config import threshold_options
 from ..records import MemoryRecord, SearchHit, score_from_cosine
 from ..stores.base import Searcher, SearchRequest
 
@@ -107,8 +106,7 @@ def gate_options(
             DeprecationWarning,
             stacklevel=stacklevel,
         )
-        roles = ThresholdOptions.of(thresholds).given()  # an unknown role fails here
-        flat = {**{ROLES[r]: v for r, v in roles.items() if v is not None}, **flat}
+        flat = {**threshold_options(thresholds), **flat}  # an unknown role fails here
     base = options if options is not None else RecallOptions()
     default = RecallOptions()
     clash = sorted(n for n in (owned or {}) if n in flat or base.flat(n) != default.flat(n))

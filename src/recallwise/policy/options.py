@@ -348,21 +348,19 @@ class RecallOptions:
         unknown = sorted(set(changes) - known)
         if unknown:
             raise UsageError(f"unknown RecallPolicy option(s) {unknown}; known: {', '.join(sorted(known))}")
-        groups: dict[str, Any] = {name: getattr(self, name) for name in _GROUPS}
-        groups["cache_size"] = self.cache_size
-        for name in (*_GROUPS, "cache_size"):
-            if name in changes and name != "keep":
-                groups[name] = changes[name]
-        if "keep" in changes and not isinstance(changes["keep"], str):
-            groups["keep"] = changes["keep"]
+        groups: dict[str, Any] = {name: getattr(self, name) for name in (*_GROUPS, "cache_size")}
         nested: dict[str, dict[str, Any]] = {}
         for name, value in changes.items():
             group, fieldname = FLAT_NAMES.get(name, (name, None))
-            if fieldname is not None and (name != "keep" or isinstance(value, str)):
+            if name == "keep" and not isinstance(value, str):
+                fieldname = None  # a whole KeepOptions, not the rule
+            if fieldname is None:
+                groups[group] = value
+            else:
                 nested.setdefault(group, {})[fieldname] = value
-        for group, values in nested.items():
-            base = groups[group] if isinstance(groups[group], _GROUPS[group]) else _GROUPS[group]()
-            groups[group] = dataclasses.replace(base, **values)
+        for group, values in nested.items():  # on top of a group given with them
+            if isinstance(groups[group], _GROUPS[group]):  # a wrong type is refused by __init__
+                groups[group] = dataclasses.replace(groups[group], **values)
         return RecallOptions(**groups)
 
     @classmethod

@@ -8,7 +8,7 @@ from typing import Any
 from ...deciders import Decider, default_decider
 from ...embeddings import Embedder
 from ...policy import Recall, RecallOptions, RecallPolicy, RecallStats
-from .._foreign import NO_BUDGET, Keep, at_most, gate_options, kept_in_order, scoped
+from .._foreign import NO_BUDGET, Keep, at_most, foreign_policy, gate_options, kept_in_order, scoped
 from .searcher import Mem0Searcher, _Ask, _check_ids, _check_memory, _is_async, _Scope
 
 _DEFAULT: Any = object()
@@ -64,10 +64,10 @@ class _Gate:
         self.policy: RecallPolicy | None = None
         if self.decider is not None:
             # one namespace, named after the memory's type: what traces and the decision log show
-            self.policy = RecallPolicy(
+            self.policy = foreign_policy(
                 self._searcher,
-                decider=self.decider,
-                namespaces=[type(memory).__name__],
+                self.decider,
+                type(memory).__name__,
                 options=self.options,
                 stats=self._stats,
                 log=log,
