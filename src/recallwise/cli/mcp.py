@@ -7,6 +7,7 @@ import sys
 
 from ..errors import UsageError
 from ..extras import require_extra
+from ..stores.urls import redact_url
 from .common import add_decider, add_embedder, add_store
 
 
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     service = build_service(settings)
     try:
         server = build_mcp_server(service, actor_id=actor, token_budget=budget)
-        sys.stderr.write(f"recallwise mcp: stdio over {args.store} for actor {actor!r}\n")
+        sys.stderr.write(f"recallwise mcp: stdio over {redact_url(args.store)} for actor {actor!r}\n")
         server.run("stdio")
     finally:
         service.close()

@@ -7,6 +7,7 @@ import sys
 
 from ..errors import UsageError
 from ..extras import require_extra
+from ..stores.urls import redact_url
 from . import emit_json
 from .common import add_decider, add_embedder, add_json, add_store
 
@@ -42,7 +43,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "/preferences/{actorId})",
     )
     parser.add_argument("--max-body-bytes", type=int, default=1_000_000, help="default %(default)s")
-    parser.add_argument("--max-message-chars", type=int, default=16_000, help="default %(default)s")
+    parser.add_argument(
+        "--max-message-chars",
+        type=int,
+        default=16_000,
+        help="most characters of one text: a message, a record, a query (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-extract-chars",
+        type=int,
+        default=32_000,
+        help="most characters one POST /v1/events extracts memories from, all its messages together "
+        "(default %(default)s; past it: 413, nothing stored)",
+    )
+    parser.add_argument(
+        "--max-extract-memories",
+        type=int,
+        default=200,
+        help="most statements one POST /v1/events may extract, each embedded and consolidated "
+        "(default %(default)s; past it: 413, nothing stored)",
+    )
     parser.add_argument(
         "--max-batch", type=int, default=16, help="most texts per embedding batch (default 16)"
     )
@@ -116,7 +136,12 @@ def run(args: argparse.Namespace) -> int:
         decider=args.decider,
         decider_url=args.url,
         embedder=args.embedder,
-        limits={"max_body_bytes": args.max_body_bytes, "max_message_chars": args.max_message_chars},
+        limits={
+            "max_body_bytes": args.max_body_bytes,
+            "max_message_chars": args.max_message_chars,
+            "max_extract_chars": args.max_extract_chars,
+            "max_extract_memories": args.max_extract_memories,
+        },
         max_batch=args.max_batch,
         batch_embeddings=not args.no_batching,
         log=args.log,
@@ -130,7 +155,14 @@ def run(args: argparse.Namespace) -> int:
 
     def ready(url: str, access: str) -> None:
         if args.json:
-            emit_json({"url": url, "store": settings.store, "access": access, "workers": settings.workers})
+            emit_json(
+                {
+                    "url": url,
+                    "store": redact_url(settings.store),
+                    "access": access,
+                    "workers": settings.workers,
+                }
+            )
 
     serve(settings, on_ready=ready)
     return 0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,14 +74,18 @@ def consolidate(
     strategies: Sequence[Strategy] = DEFAULT_STRATEGIES,
     duplicate_cosine: float = DUPLICATE_COSINE,
     source: str = "",
+    vectors: Mapping[str, np.ndarray] | None = None,
 ) -> ConsolidationResult:
-    """Write ``memories`` (oldest first) into ``store`` for ``actor_id``, merging with what is there."""
+    """Write ``memories`` (oldest first) into ``store`` for ``actor_id``, merging with what is there.
+
+    ``vectors``: the memories' texts already embedded (the write path embeds them before it takes
+    the actor's write lock); the texts missing from it are embedded here."""
     result = ConsolidationResult()
     by_kind = {s.kind: resolve_namespace(s.namespace, actor_id=actor_id) for s in strategies}
     facts = [m for m in memories if m.kind == SEMANTIC]
     preferences = [m for m in memories if m.kind == PREFERENCE]
     if facts and SEMANTIC in by_kind:
-        _facts(store, actor_id, by_kind[SEMANTIC], facts, duplicate_cosine, source, result)
+        _facts(store, actor_id, by_kind[SEMANTIC], facts, duplicate_cosine, source, result, vectors or {})
     if preferences and PREFERENCE in by_kind:
         _preferences(store, actor_id, by_kind[PREFERENCE], preferences, source, result)
     return result
@@ -114,13 +118,16 @@ def _facts(
     threshold: float,
     source: str,
     result: ConsolidationResult,
+    vectors: Mapping[str, np.ndarray],
 ) -> None:
     existing = store.list_records(namespace, actor_id=actor_id)
     missing = [r for r in existing if r.embedding is None]
     if missing:  # e.g. a hosted store that does not hand vectors back
         for record, vector in zip(missing, store.embedder.embed([r.rendered for r in missing]), strict=True):
             record.embedding = vector
-    new_vectors = store.embedder.embed([m.text for m in memories])
+    todo = list(dict.fromkeys(m.text for m in memories if m.text not in vectors))
+    known = {**vectors, **dict(zip(todo, store.embedder.embed(todo), strict=True))} if todo else vectors
+    new_vectors = [known[m.text] for m in memories]
     for memory, vector in zip(memories, new_vectors, strict=True):
         text = memory.text.strip()
         if any(_norm(r.text) == _norm(text) for r in existing):

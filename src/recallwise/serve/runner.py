@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import InvalidIdError, UsageError
 from ..records import validate_id
+from ..stores.urls import redact_url
 from .service import DEFAULT_NAMESPACES, Limits, MemoryService
 
 __all__ = ["SETTINGS_ENV", "Settings", "app_from_env", "build_app", "build_service", "is_loopback", "run"]
@@ -119,7 +120,7 @@ def build_app(settings: Settings) -> Any:
 
     keyring = Keyring.load(settings.keys) if settings.keys else None
     service = build_service(settings)
-    app = create_app(service, keyring, threads=settings.threads)
+    app = create_app(service, keyring, threads=settings.threads, bound_host=settings.host)
     _mount_mcp(app, service, keyring, settings.mcp_token_budget, settings.mcp_actor)
     return app
 
@@ -163,9 +164,8 @@ def run(settings: Settings, *, on_ready: Any = None) -> None:
     }
     app = None if settings.workers > 1 else build_app(settings)
     where = f"http://{settings.host}:{settings.port}"
-    sys.stderr.write(
-        f"recallwise serve: {where} over {settings.store} ({access}; {settings.workers} worker(s))\n"
-    )
+    store = redact_url(settings.store)
+    sys.stderr.write(f"recallwise serve: {where} over {store} ({access}; {settings.workers} worker(s))\n")
     if on_ready is not None:
         on_ready(where, access)
     if app is None:

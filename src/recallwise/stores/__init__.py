@@ -29,7 +29,7 @@ from .base import (
     top_k_indices,
 )
 from .sqlite import SQLiteStore
-from .urls import choose_embedder, split_embedder_option
+from .urls import choose_embedder, redact_url, split_embedder_option
 
 __all__ = [
     "AsyncSearcher",
@@ -62,13 +62,13 @@ def open_store(url: str, *, embedder: Embedder | None = None, **options: Any) ->
     ``?embedder=NAME`` in the URL (or ``embedder=``) picks the embedder (see the module docs).
     """
     if not isinstance(url, str) or "://" not in url:
-        raise UsageError(f"not a store URL: {url!r} (expected e.g. sqlite:///memory.db)")
+        shown = redact_url(url) if isinstance(url, str) else url
+        raise UsageError(f"not a store URL: {shown!r} (expected e.g. sqlite:///memory.db)")
     scheme = url.split("://", 1)[0].lower()
     scheme = {"postgres": "postgresql", "postgresql+psycopg": "postgresql"}.get(scheme, scheme)
     if scheme not in _SCHEMES:
-        raise UsageError(
-            f"unknown store URL scheme {scheme!r} in {url!r}; known: {', '.join(sorted(_SCHEMES))}"
-        )
+        known = ", ".join(sorted(_SCHEMES))
+        raise UsageError(f"unknown store URL scheme {scheme!r} in {redact_url(url)!r}; known: {known}")
     stripped, named = split_embedder_option(url)
     embedder = choose_embedder(url, embedder, named)
     return _SCHEMES[scheme](stripped, embedder=embedder, **options)

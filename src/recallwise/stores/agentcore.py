@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
 from ..extras import require_extra
-from ..records import Event, MemoryRecord, SearchHit
+from ..records import Event, MemoryRecord, SearchHit, check_event, check_record
 from .base import SearchRequest, ThreadedAsyncMethods, accepts_old_search_call
 
 __all__ = ["AgentCoreError", "AgentCoreStore", "parse_agentcore_url", "validate_memory_id"]
@@ -170,6 +170,7 @@ class AgentCoreStore(ThreadedAsyncMethods):
 
     # ---- events ------------------------------------------------------------------------------
     def create_event(self, event: Event) -> Event:
+        check_event(event)
         payload: list[dict[str, Any]] = []
         if event.text.strip():
             role = _ROLES.get(event.role.lower(), "OTHER")
@@ -205,6 +206,8 @@ class AgentCoreStore(ThreadedAsyncMethods):
     def add_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         """Create records (AgentCore assigns the ids; each record's ``id`` is updated to it)."""
         records = list(records)
+        for given in records:
+            check_record(given)
         for start in range(0, len(records), _BATCH):
             chunk = records[start : start + _BATCH]
             by_request = {f"r{start + i}": r for i, r in enumerate(chunk)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import re
@@ -37,6 +38,7 @@ __all__ = [
     "rrf_fuse",
     "top_k_indices",
     "where_equal",
+    "write_transaction",
 ]
 
 #: What ``search`` accepts as a query: text (embedded by the store) or a unit vector.
@@ -327,6 +329,15 @@ class ThreadedAsyncMethods:
 
     async def alist_records(self, *args: Any, **kwargs: Any) -> list[MemoryRecord]:
         return await asyncio.to_thread(self.list_records, *args, **kwargs)  # type: ignore[attr-defined]
+
+
+def write_transaction(store: Any, actor_id: str) -> contextlib.AbstractContextManager[Any]:
+    """``store.transaction(actor_id)``: what is written inside lands together or not at all, and
+    read-then-write work for ``actor_id`` is serialized across threads, processes and replicas
+    (SQLite and PostgreSQL have it: see theirs). A store without one (AgentCore, where each write
+    is a request of its own) gets a no-op: its writes land one by one, as they always did."""
+    transaction = getattr(store, "transaction", None)
+    return transaction(actor_id) if transaction is not None else contextlib.nullcontext()
 
 
 def embed_missing(embedder: Embedder, records: Sequence[MemoryRecord]) -> None:

@@ -14,6 +14,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from ...errors import StoreError, UsageError
+from ..urls import redact_url
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT", "connect", "error_kind", "quote_ident", "reason", "split_url"]
 
@@ -28,15 +29,14 @@ def split_url(url: str) -> tuple[str, dict[str, str], str]:
     """(conninfo URL for libpq, recallwise's own options, the URL with the password hidden)."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("postgresql", "postgres", "postgresql+psycopg"):
-        raise UsageError(f"not a PostgreSQL URL: {url!r} (expected postgresql://user@host:port/db)")
+        raise UsageError(
+            f"not a PostgreSQL URL: {redact_url(url)!r} (expected postgresql://user@host:port/db)"
+        )
     query = parse_qsl(parts.query, keep_blank_values=True)
     own = {k: v for k, v in query if k in _OWN_PARAMETERS}
     rest = [(k, v) for k, v in query if k not in _OWN_PARAMETERS]
     conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
-    netloc = parts.netloc
-    if parts.password is not None:
-        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-    redacted = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+    redacted = redact_url(urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, "")))
     return conninfo, own, redacted
 
 

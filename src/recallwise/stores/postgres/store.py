@@ -8,6 +8,8 @@ writes through :mod:`.ingest`, and asks its :class:`.planner.Planner` which plan
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -23,7 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..._renamed import OLD_DEFAULT_SCHEMA, notice
 from ...embeddings import Embedder, default_embedder, make_embedder
 from ...errors import DimensionMismatchError, StoreError, UsageError
-from ...records import Event, MemoryRecord, SearchHit, score_from_cosine
+from ...records import Event, MemoryRecord, SearchHit, check_event, check_record, score_from_cosine
 from ..base import (
     Query,
     SearchRequest,
@@ -61,6 +63,16 @@ DEFAULT_SCHEMA = "recallwise"
 _RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_at, r.metadata, r.embedding"
 # A dense hit: the record and its (full-precision) cosine similarity to the query.
 _HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - (r.embedding <=> %(query)s) AS cosine"
+
+
+def actor_lock_keys(schema: str, actor_id: str) -> tuple[int, int]:
+    """The two 32-bit advisory-lock keys of ``actor_id``'s writes in ``schema`` (the two-key space
+    does not overlap the one-key space the migration lock uses)."""
+
+    def key(text: str) -> int:
+        return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big", signed=True)
+
+    return key(f"recallwise-actor:{schema}"), key(actor_id)
 
 
 class PostgresStore(ThreadedAsyncMethods):
@@ -125,6 +137,7 @@ class PostgresStore(ThreadedAsyncMethods):
             size_cache_seconds=size_cache_seconds,
         )
         self._vector_schema = "public"
+        self._held = threading.local()  # this thread's connection inside transaction()
         with self._connect() as conn:
             if not schema_named:
                 self.schema = self._default_schema(conn)
@@ -173,10 +186,15 @@ class PostgresStore(ThreadedAsyncMethods):
 
     @contextmanager
     def _conn(self, action: str) -> Iterator[psycopg.Connection[TupleRow]]:
-        """A pooled connection; database errors become a :class:`StoreError` naming ``action``."""
+        """A pooled connection (inside :meth:`transaction`, this thread's); database errors become a
+        :class:`StoreError` naming ``action``."""
         try:
-            with self._pool.connection() as conn:
-                yield conn
+            held: psycopg.Connection[TupleRow] | None = getattr(self._held, "conn", None)
+            if held is not None:
+                yield held
+            else:
+                with self._pool.connection() as conn:
+                    yield conn
         except PoolTimeout as exc:
             raise StoreError(
                 f"{action}: no connection to {self.url}: {reason(exc)}", kind="unavailable"
@@ -185,6 +203,28 @@ class PostgresStore(ThreadedAsyncMethods):
             raise StoreError(f"{action}: {reason(exc)}") from exc
         except psycopg.Error as exc:
             raise StoreError(f"{action} on {self.url} failed: {reason(exc)}", kind=error_kind(exc)) from exc
+
+    @contextmanager
+    def transaction(self, actor_id: str | None = None) -> Iterator[None]:
+        """Everything this thread writes inside lands together or not at all (an error rolls it all
+        back): one pooled connection, one transaction. With ``actor_id``, a transaction-scoped
+        advisory lock of that actor is taken first, so read-then-write work for one actor
+        (consolidation) is serialized across threads, processes and replicas, while other actors'
+        writes and every read go on. Nests (inner ones are savepoints). Holds a pooled connection
+        throughout: keep slow work, such as embedding, outside."""
+        held: psycopg.Connection[TupleRow] | None = getattr(self._held, "conn", None)
+        if held is not None:
+            with self._conn("savepoint") as conn, conn.transaction():
+                yield
+            return
+        with self._conn("transaction") as conn, conn.transaction():
+            if actor_id is not None:
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", actor_lock_keys(self.schema, actor_id))
+            self._held.conn = conn
+            try:
+                yield
+            finally:
+                self._held.conn = None
 
     # ---- migrations ----------------------------------------------------------------------
     def _has_store(self, conn: psycopg.Connection[TupleRow], schema: str) -> bool:
@@ -241,6 +281,7 @@ class PostgresStore(ThreadedAsyncMethods):
 
     # ---- events --------------------------------------------------------------------------
     def create_event(self, event: Event) -> Event:
+        check_event(event)
         with self._conn(f"create event {event.id!r}") as conn, conn.transaction():
             conn.execute(
                 "INSERT INTO events (id, actor_id, session_id, role, text, created_at, metadata) "
@@ -302,6 +343,8 @@ class PostgresStore(ThreadedAsyncMethods):
         records = list(records)
         if not records:
             return []
+        for record in records:
+            check_record(record)
         embed_missing(self.embedder, records)
         rows = staging_rows(records, self._vector)
         with self._conn(f"add {len(rows)} records") as conn, conn.transaction():
