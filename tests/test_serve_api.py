@@ -39,12 +39,13 @@ def local(work):
 @pytest.fixture(scope="module")
 def tenants(work):
     """A server with keys: tenants a and b (both seeded with the persona as 'demo_user'), a
-    recall-only key of a, and an admin key of b."""
+    recall-only key of a, an admin key of b, and an operator's key (/metrics only)."""
     keys = work / "keys.yaml"
     made = {
         "a": add_key(keys, tenant="a", scopes=["recall", "write"], label="a-rw"),
         "a-read": add_key(keys, tenant="a", scopes=["recall"], label="a-ro"),
         "b": add_key(keys, tenant="b", scopes=["recall", "write", "admin"], label="b-admin"),
+        "ops": add_key(keys, tenant="ops", scopes=["operator"], label="ops"),
     }
     with persona_server(work, "tenants", actors=["a:demo_user", "b:demo_user"], keys=keys) as server:
         yield server, made
@@ -129,7 +130,7 @@ def test_an_unknown_actor_gets_nothing(local):
         ({"actor_id": "demo_user"}, 422, "message"),
         ({"actor_id": "demo_user", "message": "hi", "surprise": 1}, 422, "surprise"),
         ({"actor_id": "../etc", "message": "hi"}, 422, "actor_id"),
-        ({"actor_id": "demo_user", "message": "hi", "namespaces": ["/facts/bob"]}, 422, "namespaces"),
+        ({"actor_id": "demo_user", "message": "hi", "namespaces": ["/facts/bob"]}, 422, "namespaces.0"),
         ({"actor_id": "demo_user", "message": "hi", "options": {"top_k": 0}}, 422, "options.top_k"),
         ({"actor_id": "demo_user", "message": "x" * 20_000}, 413, "message"),
     ],
@@ -300,8 +301,11 @@ def test_scopes(tenants):
         assert denied.status_code == 403 and "write" in denied.json()["error"]["message"]
         assert writer.delete("/v1/actors/demo_user").status_code == 403  # forgetting needs admin
         assert writer.get("/metrics").status_code == 403
-    with server.client(keys["b"]) as admin:
-        assert admin.get("/metrics").status_code == 200
+    with server.client(keys["b"]) as admin, server.client(keys["ops"]) as operator:
+        # /metrics counts every tenant's traffic: an operator's, not a tenant admin's
+        assert admin.get("/metrics").status_code == 403
+        assert operator.get("/metrics").status_code == 200
+        assert operator.post("/v1/recall", json={"actor_id": "u", "message": DRINK}).status_code == 403
 
 
 # ---- fuzz: whatever the body, a JSON answer and never a 5xx -------------------------------------------

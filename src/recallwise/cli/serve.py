@@ -102,7 +102,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("--keys", required=True, metavar="FILE", help="the keys file (YAML, or JSON by suffix)")
     new.add_argument("--tenant", required=True, help="the tenant the key acts for (letters, digits, _ or -)")
     new.add_argument(
-        "--scopes", default="recall,write", help="comma-separated: recall, write, admin (default %(default)s)"
+        "--scopes",
+        default="recall,write",
+        help="comma-separated: recall, write, admin (forget users), operator (/metrics, every "
+        "tenant's figures) (default %(default)s)",
     )
     new.add_argument("--id", dest="label", help="a label for the key (default TENANT-N)")
     add_json(new)

@@ -49,7 +49,9 @@ __all__ = [
     "ServiceError",
 ]
 
-SCOPES = ("recall", "write", "admin")
+#: recall and write act for the key's tenant; admin forgets its users; operator reads /metrics,
+#: which counts every tenant's traffic (so a tenant's admin key does not see other tenants')
+SCOPES = ("recall", "write", "admin", "operator")
 DEFAULT_NAMESPACES: dict[str, str] = {
     "/facts/{actorId}": "facts about the user: home, family, pets, health, work, plans",
     "/preferences/{actorId}": "the user's preferences: food, drink, travel, tools, style",
