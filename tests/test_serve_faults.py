@@ -120,6 +120,7 @@ def test_a_store_that_goes_down(tmp_path, pg_url):
                 )
             write = c.post("/v1/records", json={"actor_id": "demo_user", "records": [{"text": "lost?"}]})
             assert write.status_code == 503 and "store" in write.json()["error"]["message"]
+            assert "postgresql://" not in write.text and role not in write.text  # details: the log only
             recall = c.post("/v1/recall", json={"actor_id": "demo_user", "message": DRINK})
             assert recall.status_code == 200
             body = recall.json()
