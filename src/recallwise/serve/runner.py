@@ -14,7 +14,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..errors import InvalidIdError, UsageError
+from ..errors import InvalidIdError, RecallwiseError, UsageError
 from ..records import validate_id
 from ..stores.urls import redact_url
 from .service import DEFAULT_NAMESPACES, Limits, MemoryService
@@ -138,8 +138,23 @@ def _mount_mcp(app: Any, service: MemoryService, keyring: Any, token_budget: int
 
 
 def app_from_env() -> Any:
-    """The app of one worker process (uvicorn's factory with ``--workers N``)."""
-    return build_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+    """The app of one worker process (uvicorn's factory with ``--workers N``); a worker that cannot
+    build it (the database went away since start-up) says why in one line and exits."""
+    try:
+        return build_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+    except RecallwiseError as exc:
+        sys.stderr.write(f"recallwise serve: worker {os.getpid()}: {exc}\n")
+        raise SystemExit(1) from None
+
+
+def _check_store(settings: Settings) -> None:
+    """Open and close the store once before starting workers: a wrong URL or a database that is
+    down is then one line and an exit, not a traceback from every worker."""
+    from ..embeddings import make_embedder
+    from ..stores import open_store
+
+    embedder = make_embedder(settings.embedder) if settings.embedder else None
+    open_store(settings.store, embedder=embedder).close()
 
 
 def run(settings: Settings, *, on_ready: Any = None) -> None:
@@ -162,6 +177,8 @@ def run(settings: Settings, *, on_ready: Any = None) -> None:
         "timeout_graceful_shutdown": 30,
         "server_header": False,
     }
+    if settings.workers > 1:
+        _check_store(settings)
     app = None if settings.workers > 1 else build_app(settings)
     where = f"http://{settings.host}:{settings.port}"
     store = redact_url(settings.store)
