@@ -344,7 +344,7 @@ class HostCheck:
         return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] != "http":  # lifespan; the app has no websocket route
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or ())

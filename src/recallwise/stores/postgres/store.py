@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -138,6 +138,8 @@ class PostgresStore(ThreadedAsyncMethods):
         )
         self._vector_schema = "public"
         self._held = threading.local()  # this thread's connection inside transaction()
+        # threads of this process wait for an actor here, not holding a pooled connection each
+        self._actor_stripes = [threading.Lock() for _ in range(64)]
         with self._connect() as conn:
             if not schema_named:
                 self.schema = self._default_schema(conn)
@@ -217,9 +219,11 @@ class PostgresStore(ThreadedAsyncMethods):
             with self._conn("savepoint") as conn, conn.transaction():
                 yield
             return
-        with self._conn("transaction") as conn, conn.transaction():
-            if actor_id is not None:
-                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", actor_lock_keys(self.schema, actor_id))
+        keys = None if actor_id is None else actor_lock_keys(self.schema, actor_id)
+        stripe = self._actor_stripes[keys[1] % 64] if keys is not None else nullcontext()
+        with stripe, self._conn("transaction") as conn, conn.transaction():
+            if keys is not None:
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", keys)
             self._held.conn = conn
             try:
                 yield
