@@ -349,23 +349,26 @@ def typo(text: str, rng: random.Random) -> str:
 
 
 def load_written_en() -> list[Row]:
-    """Our English positives: templates filled with places, people, occasions (written_en)."""
+    """Our English positives: templates filled with places, people, occasions, in several registers
+    (an opener, lower case without punctuation, a typo), and long pastes of options (a menu, hotels,
+    flights, events) whose question is the user's own choice (written_en)."""
     rows: list[Row] = []
     slots = {"city": written_en.CITIES, "country": written_en.COUNTRIES, "occasion": written_en.OCCASIONS,
              "person": written_en.PEOPLE, "meal": written_en.MEALS, "day": written_en.DAYS,
              "season": written_en.SEASONS, "media": written_en.MEDIA}
-    openers = ["", "", "", "hey, ", "Quick question: ", "Hi! ", "so ", "Okay, ", "Help me out: "]
-    for number, (kind, template) in enumerate(written_en.TEMPLATES + written_en.LONG_TEMPLATES):
+    openers = ["hey, ", "Quick question: ", "Hi! ", "so ", "Okay, ", "Help me out: ", "hmm ", "Morning! "]
+    templates = written_en.TEMPLATES + written_en.LONG_TEMPLATES + written_en.MORE_TEMPLATES
+    for number, (kind, template) in enumerate(templates):
         rng = random.Random(f"written-en-{number}")
         names = sorted(set(re.findall(r"{(\w+)}", template)))
-        fills = 1 + 3 * len(names) if names else 3
+        fills = 12 if names else 4
         seen: set[str] = set()
-        for _ in range(fills * 3):
+        for _ in range(fills * 4):
             if len(seen) >= fills:
                 break
             text = template.format(**{n: rng.choice(slots[n]) for n in names})
-            if text.startswith(("My ", "my ")) is False and rng.random() < 0.3:
-                text = rng.choice(openers) + text[0].lower() + text[1:] if text[:2] != "I " else text
+            if rng.random() < 0.3 and not text.startswith("I "):
+                text = rng.choice(openers) + text[0].lower() + text[1:]
             if rng.random() < written_en.LOWER_RATE:
                 text = text.lower().rstrip(".?!")
             if rng.random() < written_en.TYPO_RATE:
@@ -374,6 +377,15 @@ def load_written_en() -> list[Row]:
                 continue
             seen.add(text)
             rows.append(row(text, True, "rw-written-en", "en", kind, f"t{number}"))
+    for list_name, options in sorted(written_en.PASTE_LISTS.items()):
+        for number, intro in enumerate(written_en.PASTE_INTROS):
+            rng = random.Random(f"written-en-paste-{list_name}-{number}")
+            for _ in range(6):
+                picked = rng.sample(options, k=min(len(options), rng.randint(4, 9)))
+                body = "\n".join(f"{i + 1}. {o}" if rng.random() < 0.5 else o for i, o in enumerate(picked))
+                text = intro.format(day=rng.choice(written_en.DAYS)) + body
+                rows.append(row(text, True, "rw-written-en", "en", "choice",
+                                f"paste-{list_name}-{number}"))
     return rows
 
 
