@@ -378,7 +378,7 @@ def load_written_en() -> list[Row]:
             seen.add(text)
             rows.append(row(text, True, "rw-written-en", "en", kind, f"t{number}"))
     for list_name, options in sorted(written_en.PASTE_LISTS.items()):
-        for number, intro in enumerate(written_en.PASTE_INTROS):
+        for number, intro in enumerate(written_en.PASTE_INTROS[list_name]):
             rng = random.Random(f"written-en-paste-{list_name}-{number}")
             for _ in range(6):
                 picked = rng.sample(options, k=min(len(options), rng.randint(4, 9)))
@@ -507,22 +507,25 @@ def assign_splits(rows: list[Row]) -> None:
 
 
 def dedupe_exact(rows: list[Row], banned: set[str]) -> tuple[list[Row], Counter[str]]:
-    seen: dict[str, Row] = {}
+    """One row per normalised text; texts equal to the project's own sets go, and so does a text
+    that two sources (or two CLINC intents) label both ways."""
+    labels_of: dict[str, set[bool]] = defaultdict(set)
+    for r in rows:
+        labels_of[normalise(r["text"])].add(r["label"])
+    seen: set[str] = set()
     dropped: Counter[str] = Counter()
     kept = []
     for r in rows:
         key = normalise(r["text"])
         if not key or key in banned:
             dropped["project-set"] += 1
-            continue
-        if key in seen:
+        elif len(labels_of[key]) > 1:
+            dropped["labelled both ways"] += 1
+        elif key in seen:
             dropped["duplicate"] += 1
-            other = seen[key]
-            if other["label"] != r["label"]:
-                raise SystemExit(f"error: {r['text']!r} labelled both ways ({other['source']}, {r['source']})")
-            continue
-        seen[key] = r
-        kept.append(r)
+        else:
+            seen.add(key)
+            kept.append(r)
     return kept, dropped
 
 
@@ -552,6 +555,28 @@ def write(out: Path, rows: list[Row], prefix: str) -> dict[str, Any]:
             "kind": dict(sorted(Counter(r["kind"] for r in items).items())),
         }
     return counts
+
+
+def counts_markdown(manifest: dict[str, Any]) -> str:
+    """The counts tables of SOURCES.md, written by the build (rows, positives, negatives, languages)."""
+    lines = ["# Counts (written by scripts/build_decision_data.py; do not edit)", ""]
+    for task in ("gate", "judge"):
+        lines += [f"## {task}", "", "| split | source | rows | label true | label false | languages | kinds |",
+                  "|---|---|---:|---:|---:|---|---|"]
+        totals: Counter[str] = Counter()
+        for split in SPLITS:
+            for source, c in sorted(manifest[task].get(split, {}).items()):
+                langs = " ".join(f"{k}:{v}" for k, v in c["lang"].items())
+                kinds = " ".join(f"{k}:{v}" for k, v in c["kind"].items())
+                lines.append(f"| {split} | {source} | {c['rows']} | {c['positive']} | {c['negative']} | "
+                             f"{langs} | {kinds} |")
+                totals[f"{split} true"] += c["positive"]
+                totals[f"{split} false"] += c["negative"]
+        lines += ["", "| split | label true | label false |", "|---|---:|---:|"]
+        lines += [f"| {split} | {totals[split + ' true']} | {totals[split + ' false']} |" for split in SPLITS]
+        lines.append("")
+    lines += ["## dropped", "", *[f"- {k}: {v}" for k, v in manifest["dropped"].items()], ""]
+    return "\n".join(lines)
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -584,6 +609,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         "judge": write(args.out, judge_rows, "judge"),
     }
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+    (args.out / "COUNTS.md").write_text(counts_markdown(manifest), encoding="utf-8")
     total = sum(p.stat().st_size for p in args.out.rglob("*.jsonl"))
     print(json.dumps({"gate_rows": len(rows), "judge_items": len(judge_rows), "bytes": total,
                       "dropped": dict(dropped)}))

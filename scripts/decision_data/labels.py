@@ -41,7 +41,7 @@ _NEG = {
     "accept_reservations": "fact", "how_busy": "fact", "oil_change_how": "fact", "jump_start": "fact",
     "new_card": "fact", "insurance_change": "fact", "direct_deposit": "fact", "rollover_401k": "fact",
     "pin_change": "fact", "order_checks": "fact", "report_lost_card": "fact", "damaged_card": "fact",
-    "replacement_card_duration": "fact", "routing": "fact", "w2": "fact",
+    "replacement_card_duration": "fact", "w2": "fact",
     # device commands with every detail given
     "timer": "utility", "alarm": "utility", "next_song": "utility", "what_song": "utility",
     "smart_home": "utility", "change_speed": "utility", "change_volume": "utility",
@@ -59,7 +59,7 @@ _NEG = {
 }
 _LEFT_OUT = [
     # account or app state, not memory: the answer comes from a bank, card, employer or car system
-    "balance", "transactions", "bill_balance", "bill_due", "pay_bill", "min_payment", "transfer",
+    "routing", "balance", "transactions", "bill_balance", "bill_due", "pay_bill", "min_payment", "transfer",
     "freeze_account", "account_blocked", "interest_rate", "spending_history", "report_fraud",
     "credit_limit", "credit_limit_change", "rewards_balance", "redeem_rewards", "apr",
     "application_status", "credit_score", "expiration_date", "card_declined", "international_fees",

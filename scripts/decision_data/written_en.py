@@ -293,13 +293,17 @@ MORE_TEMPLATES: list[tuple[str, str]] = [
 ]
 
 # a long paste whose question is still the user's own choice
-PASTE_INTROS = [
-    "Here's the menu of the place we're going to {day}. What should I order?\n\n",
+GENERIC_INTROS = [
     "Which of these should I pick?\n\n",
-    "These are the options the travel agent sent. Which one fits us best?\n\n",
     "Copying the list here, tell me which one I'd like most:\n\n",
     "Can you go through this and tell me what suits me?\n\n",
 ]
+PASTE_INTROS = {
+    "menu": ["Here's the menu of the place we're going to {day}. What should I order?\n\n", *GENERIC_INTROS],
+    "hotels": ["These are the hotels the travel agent sent. Which one fits us best?\n\n", *GENERIC_INTROS],
+    "flights": ["Flights I found for the trip, which one should I book?\n\n", *GENERIC_INTROS],
+    "events": ["What's on in town {day}. Which should I go to?\n\n", *GENERIC_INTROS],
+}
 MENU = [
     "Grilled octopus with chorizo and smoked paprika - 18", "Mushroom risotto, truffle oil, parmesan - 16",
     "Chicken tikka masala with basmati rice - 15", "Pad kra pao with minced pork and fried egg - 14",
