@@ -21,10 +21,8 @@ are dropped from the less protected split, and anything equal to the project's o
 from __future__ import annotations
 
 import argparse
-import csv
 import gzip
 import hashlib
-import io
 import json
 import random
 import re
@@ -39,8 +37,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decision_data import judge as judge_build  # noqa: E402
-from decision_data import labels, written_en, written_ml  # noqa: E402
+from decision_data import judge as judge_build
+from decision_data import labels, written_en, written_ml
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ("fit", "calib", "dev", "heldout")
@@ -92,8 +90,15 @@ class Snapshots:
 
 
 def row(text: str, label: bool, source: str, lang: str, kind: str, group: str, **extra: Any) -> Row:
-    return {"text": text.strip(), "label": label, "source": source, "lang": lang, "kind": kind,
-            "_group": f"{source}:{group}", **extra}
+    return {
+        "text": text.strip(),
+        "label": label,
+        "source": source,
+        "lang": lang,
+        "kind": kind,
+        "_group": f"{source}:{group}",
+        **extra,
+    }
 
 
 def stable_unit(key: str) -> float:
@@ -149,10 +154,20 @@ def load_selfinstruct(snap: Snapshots) -> list[Row]:
     """
     rows: list[Row] = []
     for source, path, positives, excluded, split in (
-        ("selfinstruct-seed", "data/seed_tasks.jsonl", labels.SELFINSTRUCT_SEED_POSITIVE,
-         labels.SELFINSTRUCT_SEED_EXCLUDED, None),
-        ("selfinstruct-user", "human_eval/user_oriented_instructions.jsonl",
-         labels.SELFINSTRUCT_USER_POSITIVE, labels.SELFINSTRUCT_USER_EXCLUDED, "heldout"),
+        (
+            "selfinstruct-seed",
+            "data/seed_tasks.jsonl",
+            labels.SELFINSTRUCT_SEED_POSITIVE,
+            labels.SELFINSTRUCT_SEED_EXCLUDED,
+            None,
+        ),
+        (
+            "selfinstruct-user",
+            "human_eval/user_oriented_instructions.jsonl",
+            labels.SELFINSTRUCT_USER_POSITIVE,
+            labels.SELFINSTRUCT_USER_EXCLUDED,
+            "heldout",
+        ),
     ):
         for task in snap.jsonl("yizhongw/self-instruct", path):
             number = int(task["id"].rsplit("_", 1)[1])
@@ -178,9 +193,17 @@ def load_t0(snap: Snapshots) -> list[Row]:
     summarisation, multiple choice. All negatives; each underlying dataset is one group, and some are
     held out whole (labels.T0_DATASETS)."""
     listing = subprocess.run(
-        ["git", f"--git-dir={snap.mirror / 'yizhongw+self-instruct' / 'repo'}", "ls-tree", "--name-only",
-         SNAPSHOTS["yizhongw/self-instruct"], "data/finetuning/t0_train_50k/data_per_template/"],
-        capture_output=True, text=True, check=True,
+        [
+            "git",
+            f"--git-dir={snap.mirror / 'yizhongw+self-instruct' / 'repo'}",
+            "ls-tree",
+            "--name-only",
+            SNAPSHOTS["yizhongw/self-instruct"],
+            "data/finetuning/t0_train_50k/data_per_template/",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     rows: list[Row] = []
     for dataset, (kind, split, per_dataset) in sorted(T0_DATASETS.items()):
@@ -195,10 +218,20 @@ def load_t0(snap: Snapshots) -> list[Row]:
             kept = 0
             for item in lines:
                 text = item["prompt"].strip()
-                if len(text) > 4000 or labels.PERSONAL_RE.search(text) and dataset in labels.T0_SCREEN:
+                if len(text) > 4000 or (labels.PERSONAL_RE.search(text) and dataset in labels.T0_SCREEN):
                     continue
-                rows.append(row(text, False, "t0-" + dataset.replace("_", "-"), "en", kind, dataset,
-                                _split=split, template=Path(path).stem))
+                rows.append(
+                    row(
+                        text,
+                        False,
+                        "t0-" + dataset.replace("_", "-"),
+                        "en",
+                        kind,
+                        dataset,
+                        _split=split,
+                        template=Path(path).stem,
+                    )
+                )
                 kept += 1
                 if kept >= take:
                     break
@@ -206,12 +239,18 @@ def load_t0(snap: Snapshots) -> list[Row]:
 
 
 CODE_ASKS = [
-    "", "Complete this function.\n\n", "Can you explain what this does?\n\n",
-    "Write 10 pytest tests for this:\n\n", "why does this fail on an empty list?\n\n",
-    "Refactor this to be more readable:\n\n", "Translate this to JavaScript.\n\n",
-    "Add type hints and a docstring example.\n\n", "What's the time complexity here?\n\n",
+    "",
+    "Complete this function.\n\n",
+    "Can you explain what this does?\n\n",
+    "Write 10 pytest tests for this:\n\n",
+    "why does this fail on an empty list?\n\n",
+    "Refactor this to be more readable:\n\n",
+    "Translate this to JavaScript.\n\n",
+    "Add type hints and a docstring example.\n\n",
+    "What's the time complexity here?\n\n",
     "Is there a bug in this? It returns the wrong answer for negative numbers.\n\n",
-    "Make this faster:\n\n", "Rewrite this using a list comprehension.\n\n",
+    "Make this faster:\n\n",
+    "Rewrite this using a list comprehension.\n\n",
 ]
 
 
@@ -270,9 +309,13 @@ def load_mgsm(snap: Snapshots) -> list[Row]:
 
 XQUAD_LANGS = ("ar", "de", "en", "es", "ru", "th", "tr", "zh")
 XQUAD_ASKS = {
-    "en": "Read the passage and answer the question.", "de": "Lies den Text und beantworte die Frage.",
-    "es": "Lee el texto y responde a la pregunta.", "ru": "Прочитай текст и ответь на вопрос.",
-    "ar": "اقرأ النص وأجب عن السؤال.", "th": "อ่านข้อความแล้วตอบคำถาม", "tr": "Metni oku ve soruyu cevapla.",
+    "en": "Read the passage and answer the question.",
+    "de": "Lies den Text und beantworte die Frage.",
+    "es": "Lee el texto y responde a la pregunta.",
+    "ru": "Прочитай текст и ответь на вопрос.",
+    "ar": "اقرأ النص وأجب عن السؤال.",
+    "th": "อ่านข้อความแล้วตอบคำถาม",
+    "tr": "Metni oku ve soruyu cevapla.",
     "zh": "阅读下面的文章并回答问题。",
 }
 
@@ -284,8 +327,12 @@ def load_xquad(snap: Snapshots) -> list[Row]:
     rows = []
     for lang in XQUAD_LANGS:
         data = json.loads(snap.read("google-deepmind/xquad", f"xquad.{lang}.json"))
-        pairs = [(qa["id"], qa["question"], para["context"])
-                 for article in data["data"] for para in article["paragraphs"] for qa in para["qas"]]
+        pairs = [
+            (qa["id"], qa["question"], para["context"])
+            for article in data["data"]
+            for para in article["paragraphs"]
+            for qa in para["qas"]
+        ]
         rng = random.Random("xquad" + lang)
         rng.shuffle(pairs)
         for number, (qid, question, context) in enumerate(pairs[: labels.XQUAD_PER_LANG]):
@@ -327,8 +374,17 @@ def load_xsid(snap: Snapshots) -> list[Row]:
                 utterance = meta["text"]
                 if lang in ("ja", "zh"):  # the conll text is tokenised with spaces
                     utterance = re.sub(r"(?<=[^\x00-\x7f]) (?=[^\x00-\x7f])", "", utterance)
-                rows.append(row(utterance, label, "xsid", lang, kind, f"{part}-{meta.get('id')}",
-                                intent=meta["intent"]))
+                rows.append(
+                    row(
+                        utterance,
+                        label,
+                        "xsid",
+                        lang,
+                        kind,
+                        f"{part}-{meta.get('id')}",
+                        intent=meta["intent"],
+                    )
+                )
     return rows
 
 
@@ -340,11 +396,8 @@ def typo(text: str, rng: random.Random) -> str:
     i = rng.choice(candidates)
     w = words[i]
     j = rng.randrange(1, len(w) - 2)
-    if rng.random() < 0.5:
-        w = w[:j] + w[j + 1] + w[j] + w[j + 2:]
-    else:
-        w = w[:j] + w[j + 1:]
-    words[i] = w
+    swapped, dropped = w[:j] + w[j + 1] + w[j] + w[j + 2 :], w[:j] + w[j + 1 :]
+    words[i] = swapped if rng.random() < 0.5 else dropped
     return " ".join(words)
 
 
@@ -353,9 +406,16 @@ def load_written_en() -> list[Row]:
     (an opener, lower case without punctuation, a typo), and long pastes of options (a menu, hotels,
     flights, events) whose question is the user's own choice (written_en)."""
     rows: list[Row] = []
-    slots = {"city": written_en.CITIES, "country": written_en.COUNTRIES, "occasion": written_en.OCCASIONS,
-             "person": written_en.PEOPLE, "meal": written_en.MEALS, "day": written_en.DAYS,
-             "season": written_en.SEASONS, "media": written_en.MEDIA}
+    slots = {
+        "city": written_en.CITIES,
+        "country": written_en.COUNTRIES,
+        "occasion": written_en.OCCASIONS,
+        "person": written_en.PEOPLE,
+        "meal": written_en.MEALS,
+        "day": written_en.DAYS,
+        "season": written_en.SEASONS,
+        "media": written_en.MEDIA,
+    }
     openers = ["hey, ", "Quick question: ", "Hi! ", "so ", "Okay, ", "Help me out: ", "hmm ", "Morning! "]
     templates = written_en.TEMPLATES + written_en.LONG_TEMPLATES + written_en.MORE_TEMPLATES
     for number, (kind, template) in enumerate(templates):
@@ -384,8 +444,7 @@ def load_written_en() -> list[Row]:
                 picked = rng.sample(options, k=min(len(options), rng.randint(4, 9)))
                 body = "\n".join(f"{i + 1}. {o}" if rng.random() < 0.5 else o for i, o in enumerate(picked))
                 text = intro.format(day=rng.choice(written_en.DAYS)) + body
-                rows.append(row(text, True, "rw-written-en", "en", "choice",
-                                f"paste-{list_name}-{number}"))
+                rows.append(row(text, True, "rw-written-en", "en", "choice", f"paste-{list_name}-{number}"))
     return rows
 
 
@@ -403,16 +462,28 @@ def load_written_ml() -> list[Row]:
 
 
 KIND_RULES: list[tuple[str, str]] = [
-    ("code", r"\b(python|code|program|function|sql|regex|regular expression|html|bash|latex|javascript|"
-             r"java|ruby|css|leetcode|excel|formula|script|algorithm)\b"),
+    (
+        "code",
+        r"\b(python|code|program|function|sql|regex|regular expression|html|bash|latex|javascript|"
+        r"java|ruby|css|leetcode|excel|formula|script|algorithm)\b",
+    ),
     ("translate", r"\btranslat"),
     ("summarise", r"\b(summar|tl;?dr|brief summary)"),
-    ("rewrite", r"\b(rewrite|paraphrase|correct the|grammar|spelling|rephrase|tone|more professional|"
-                r"capitalize|convert)\b"),
-    ("exam", r"\b(solve|equation|math|multiple choice|select a, b|prove|verify|calculate|sudoku|"
-             r"answer the following)\b"),
-    ("creative", r"\b(story|poem|haiku|joke|lyrics|slogan|tagline|motto|caption|tweet|blog|write a|"
-                 r"come up with|brainstorm|invent|design|create)\b"),
+    (
+        "rewrite",
+        r"\b(rewrite|paraphrase|correct the|grammar|spelling|rephrase|tone|more professional|"
+        r"capitalize|convert)\b",
+    ),
+    (
+        "exam",
+        r"\b(solve|equation|math|multiple choice|select a, b|prove|verify|calculate|sudoku|"
+        r"answer the following)\b",
+    ),
+    (
+        "creative",
+        r"\b(story|poem|haiku|joke|lyrics|slogan|tagline|motto|caption|tweet|blog|write a|"
+        r"come up with|brainstorm|invent|design|create)\b",
+    ),
     ("classify", r"\b(classify|categori[sz]e|identify|detect|decide whether|tell me if|is this)\b"),
 ]
 
@@ -561,15 +632,21 @@ def counts_markdown(manifest: dict[str, Any]) -> str:
     """The counts tables of SOURCES.md, written by the build (rows, positives, negatives, languages)."""
     lines = ["# Counts (written by scripts/build_decision_data.py; do not edit)", ""]
     for task in ("gate", "judge"):
-        lines += [f"## {task}", "", "| split | source | rows | label true | label false | languages | kinds |",
-                  "|---|---|---:|---:|---:|---|---|"]
+        lines += [
+            f"## {task}",
+            "",
+            "| split | source | rows | label true | label false | languages | kinds |",
+            "|---|---|---:|---:|---:|---|---|",
+        ]
         totals: Counter[str] = Counter()
         for split in SPLITS:
             for source, c in sorted(manifest[task].get(split, {}).items()):
                 langs = " ".join(f"{k}:{v}" for k, v in c["lang"].items())
                 kinds = " ".join(f"{k}:{v}" for k, v in c["kind"].items())
-                lines.append(f"| {split} | {source} | {c['rows']} | {c['positive']} | {c['negative']} | "
-                             f"{langs} | {kinds} |")
+                lines.append(
+                    f"| {split} | {source} | {c['rows']} | {c['positive']} | {c['negative']} | "
+                    f"{langs} | {kinds} |"
+                )
                 totals[f"{split} true"] += c["positive"]
                 totals[f"{split} false"] += c["negative"]
         lines += ["", "| split | label true | label false |", "|---|---:|---:|"]
@@ -587,10 +664,17 @@ def main(argv: Iterable[str] | None = None) -> int:
     snap = Snapshots(args.mirror)
 
     loaders: list[Callable[[], list[Row]]] = [
-        lambda: load_clinc(snap), lambda: load_selfinstruct(snap), lambda: load_t0(snap),
-        lambda: load_humaneval(snap), lambda: load_gsm8k(snap), lambda: load_mtbench(snap),
-        lambda: load_mgsm(snap), lambda: load_xquad(snap), lambda: load_xsid(snap),
-        load_written_en, load_written_ml,
+        lambda: load_clinc(snap),
+        lambda: load_selfinstruct(snap),
+        lambda: load_t0(snap),
+        lambda: load_humaneval(snap),
+        lambda: load_gsm8k(snap),
+        lambda: load_mtbench(snap),
+        lambda: load_mgsm(snap),
+        lambda: load_xquad(snap),
+        lambda: load_xsid(snap),
+        load_written_en,
+        load_written_ml,
     ]
     rows: list[Row] = [r for load in loaders for r in load()]
     rows, dropped = dedupe_exact(rows, project_texts())
@@ -611,8 +695,11 @@ def main(argv: Iterable[str] | None = None) -> int:
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
     (args.out / "COUNTS.md").write_text(counts_markdown(manifest), encoding="utf-8")
     total = sum(p.stat().st_size for p in args.out.rglob("*.jsonl"))
-    print(json.dumps({"gate_rows": len(rows), "judge_items": len(judge_rows), "bytes": total,
-                      "dropped": dict(dropped)}))
+    print(
+        json.dumps(
+            {"gate_rows": len(rows), "judge_items": len(judge_rows), "bytes": total, "dropped": dict(dropped)}
+        )
+    )
     return 0
 
 

@@ -31,46 +31,60 @@ DOMAIN_RE: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern, re.I)
     for name, pattern in {
         "diet": r"\b(allerg\w*|vegan|vegetarian|gluten|lactose|diabet\w*|kosher|halal|diet|"
-                r"don'?t eat|do not eat|never eat)\b",
+        r"don'?t eat|do not eat|never eat)\b",
         "cooking": r"\b(cook\w*|bak(e|es|ing|er)|chef|garden\w*|kitchen)\b",
         "food": r"\b(food|foods|eat|eats|eating|pizza|burgers?|cheeseburgers?|meat|steak|"
-                r"chocolate|coffee|tea|wine|beer|cheese|pasta|sushi|tacos?|restaurants?|chef|cuisine|"
-                r"desserts?|cookies|candy|ice cream|fruit|spicy|soda|bbq|barbecue|seafood|chicken|"
-                r"italian food|mexican food|chinese food)\b",
+        r"chocolate|coffee|tea|wine|beer|cheese|pasta|sushi|tacos?|restaurants?|chef|cuisine|"
+        r"desserts?|cookies|candy|ice cream|fruit|spicy|soda|bbq|barbecue|seafood|chicken|"
+        r"italian food|mexican food|chinese food)\b",
         "travel": r"\b(travel\w*|trips?|vacation\w*|visit\w*|beach\w*|abroad|countries|europe|paris|"
-                  r"italy|japan|mexico|fly|flying|airplanes?|road trips?|national parks?|cruise|"
-                  r"camping|hotels?)\b",
-        "music": r"\b(music|songs?|sing|sings|singing|singer|band|guitar|piano|concerts?|rap|jazz|rock|drums?|violin|"
-                 r"dj|albums?|opera|singer|musician|karaoke)\b",
+        r"italy|japan|mexico|fly|flying|airplanes?|road trips?|national parks?|cruise|"
+        r"camping|hotels?)\b",
+        "music": r"\b(music|songs?|sing|sings|singing|singer|band|guitar|piano|concerts?|rap|jazz|"
+        r"rock|drums?|violin|dj|albums?|opera|musician|karaoke)\b",
         "screen": r"\b(movies?|films?|tv|television|netflix|anime|documentar\w*|sitcoms?|"
-                  r"horror|cartoons?|series)\b",
+        r"horror|cartoons?|series)\b",
         "books": r"\b(books?|reading|read|novels?|poetry|comics?|authors?|library)\b",
         "fitness": r"\b(gym|run|running|marathons?|yoga|swim\w*|workouts?|exercis\w*|sports?|soccer|"
-                   r"football|basketball|baseball|tennis|hik\w*|bik\w*|cycling|climb\w*|ski\w*|surf\w*|"
-                   r"racquetball|athlete|fitness|weights)\b",
+        r"football|basketball|baseball|tennis|hik\w*|bik\w*|cycling|climb\w*|ski\w*|surf\w*|"
+        r"racquetball|athlete|fitness|weights)\b",
         "pets": r"\b(dogs?|cats?|pets?|pupp(y|ies)|kittens?|horses?|parrots?|hamsters?|rabbits?)\b",
         "health": r"\b(wheelchair|blind|deaf|surgery|transplant|cancer|anxiety|depress\w*|sick|"
-                  r"disease|injur\w*|knee|back pain|asthma|arthritis|heart)\b",
+        r"disease|injur\w*|knee|back pain|asthma|arthritis|heart)\b",
         "work": r"\b(work|job|employ\w*|career|office|nurse|teacher|engineer|lawyer|doctor|"
-                r"retired|business|boss)\b",
+        r"retired|business|boss)\b",
         "family": r"\b(wife|husband|kids?|children|son|daughter|mom|mother|dad|father|sister|"
-                  r"brother|married|grand\w+|family|parents)\b",
+        r"brother|married|grand\w+|family|parents)\b",
     }.items()
 }
 RELEVANT: dict[str, set[str]] = {
-    "food": {"food", "diet"}, "food-booking": {"diet"}, "travel": {"travel"}, "music": {"music"}, "screen": {"screen"},
-    "books": {"books"}, "fitness": {"fitness", "health"}, "pets": {"pets"},
+    "food": {"food", "diet"},
+    "food-booking": {"diet"},
+    "travel": {"travel"},
+    "music": {"music"},
+    "screen": {"screen"},
+    "books": {"books"},
+    "fitness": {"fitness", "health"},
+    "pets": {"pets"},
 }
 # bookings of a named place with the party given: only a diet or allergy bears on them; flight,
 # hotel and car bookings are left out (persona facts hold no seat, budget or hotel preferences)
 CLINC_DOMAIN = {
-    "meal_suggestion": "food", "restaurant_suggestion": "food", "restaurant_reservation": "food-booking",
+    "meal_suggestion": "food",
+    "restaurant_suggestion": "food",
+    "restaurant_reservation": "food-booking",
     "travel_suggestion": "travel",
 }
 # a domain whose facts are neither clearly in nor clearly out for the request: not used as records
 AMBIGUOUS: dict[str, set[str]] = {
-    "food": {"cooking"}, "food-booking": {"cooking", "food"}, "travel": set(), "music": set(),
-    "screen": set(), "books": set(), "fitness": set(), "pets": set(),
+    "food": {"cooking"},
+    "food-booking": {"cooking", "food"},
+    "travel": set(),
+    "music": set(),
+    "screen": set(),
+    "books": set(),
+    "fitness": set(),
+    "pets": set(),
 }
 RELATIVE_RE = re.compile(
     r"^The user's (father|mother|dad|mom|mum|parents|brother|sister|wife|husband|son|daughter|"
@@ -84,10 +98,16 @@ REQUEST_RE: list[tuple[str, re.Pattern[str]]] = [
         ("screen", r"\b(movie|series|watch|documentary|show|streaming)\b"),
         ("books", r"\b(book|read|audiobook)\b"),
         ("fitness", r"\b(workout|run|running|gym|exercise|marathon|yoga|stretch\w*|training|fitness)\b"),
-        ("food", r"\b(eat|dinner|lunch|breakfast|brunch|dessert|recipe|cook|bake|restaurant|menu|dishes|"
-                 r"meal|snack|order|wine|beer|tea|coffee|cocktail|food|takeaway|picnic|cake|tapas)\b"),
-        ("travel", r"\b(trip|travel|flight|hotel|itinerary|visit|holiday|getaway|stay in|layover|"
-                   r"beach destination|day trips|honeymoon|airbnb|road trip|pack for)\b"),
+        (
+            "food",
+            r"\b(eat|dinner|lunch|breakfast|brunch|dessert|recipe|cook|bake|restaurant|menu|dishes|"
+            r"meal|snack|order|wine|beer|tea|coffee|cocktail|food|takeaway|picnic|cake|tapas)\b",
+        ),
+        (
+            "travel",
+            r"\b(trip|travel|flight|hotel|itinerary|visit|holiday|getaway|stay in|layover|"
+            r"beach destination|day trips|honeymoon|airbnb|road trip|pack for)\b",
+        ),
     )
 ]
 
@@ -116,12 +136,60 @@ def request_domain(gate_row: dict[str, Any]) -> str | None:
 
 _VERB_ES = re.compile(r"(s|sh|ch|x|z|o)$")
 _PAST_OR_MODAL = {
-    "can", "could", "will", "would", "should", "must", "might", "may", "was", "had", "did", "used",
-    "bought", "went", "grew", "got", "made", "spent", "took", "lost", "won", "met", "left", "ran",
-    "became", "began", "broke", "came", "drove", "fell", "felt", "found", "gave", "knew", "moved",
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "must",
+    "might",
+    "may",
+    "was",
+    "had",
+    "did",
+    "used",
+    "bought",
+    "went",
+    "grew",
+    "got",
+    "made",
+    "spent",
+    "took",
+    "lost",
+    "won",
+    "met",
+    "left",
+    "ran",
+    "became",
+    "began",
+    "broke",
+    "came",
+    "drove",
+    "fell",
+    "felt",
+    "found",
+    "gave",
+    "knew",
+    "moved",
 }
-_ADVERBS = {"also", "really", "just", "still", "often", "usually", "always", "never", "recently",
-            "only", "mostly", "sometimes", "absolutely", "definitely", "currently", "even"}
+_ADVERBS = {
+    "also",
+    "really",
+    "just",
+    "still",
+    "often",
+    "usually",
+    "always",
+    "never",
+    "recently",
+    "only",
+    "mostly",
+    "sometimes",
+    "absolutely",
+    "definitely",
+    "currently",
+    "even",
+}
 
 
 def third_person(fact: str) -> str:
@@ -225,7 +293,9 @@ def build(snap: Any, gate_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             unclear = AMBIGUOUS[domain]
             # a fact about a relative in the request's domain ("The user's father played violin")
             # or one that is also in an unclear domain is neither clearly in nor clearly out: unused
-            relevant = [f for f in pool if f[1] & wanted and not f[1] & unclear and not RELATIVE_RE.match(f[0])]
+            relevant = [
+                f for f in pool if f[1] & wanted and not f[1] & unclear and not RELATIVE_RE.match(f[0])
+            ]
             others = [f for f in pool if not f[1] & (wanted | unclear)]
             k = min(len(relevant), rng.choices((1, 2, 3), weights=(6, 2.5, 1.5))[0])
             if k == 0 or len(others) < RECORDS_PER_USER - k:
@@ -235,14 +305,31 @@ def build(snap: Any, gate_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             rng.shuffle(chosen)
             records = [{"id": f"r{i + 1}", "text": t, "label": lab} for i, (t, lab) in enumerate(chosen)]
             source = "spc-" + gate_row["source"]
-            items.append({"text": gate_row["text"], "label": True, "records": records, "source": source,
-                          "lang": gate_row["lang"], "kind": gate_row["kind"], "_split": split,
-                          "domain": domain})
+            items.append(
+                {
+                    "text": gate_row["text"],
+                    "label": True,
+                    "records": records,
+                    "source": source,
+                    "lang": gate_row["lang"],
+                    "kind": gate_row["kind"],
+                    "_split": split,
+                    "domain": domain,
+                }
+            )
             if general[split] and rng.random() < 0.4:
                 other = general[split].pop(rng.randrange(len(general[split])))
                 if len(other["text"]) <= 1500:
-                    items.append({"text": other["text"], "label": False,
-                                  "records": [{**r, "label": False} for r in records],
-                                  "source": "spc-general", "lang": "en", "kind": other["kind"],
-                                  "_split": split, "from_source": other["source"]})
+                    items.append(
+                        {
+                            "text": other["text"],
+                            "label": False,
+                            "records": [{**r, "label": False} for r in records],
+                            "source": "spc-general",
+                            "lang": "en",
+                            "kind": other["kind"],
+                            "_split": split,
+                            "from_source": other["source"],
+                        }
+                    )
     return items

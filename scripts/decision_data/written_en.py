@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (sentences of data: a request is one line)
 """English gate positives written for recallwise (source id ``rw-written-en``).
 
 Every template is a request whose good answer depends on something a personal assistant with memory
@@ -12,22 +13,84 @@ another split's row. ``KIND`` names the kind of request (the ``kind`` field of a
 from __future__ import annotations
 
 CITIES = [
-    "Lisbon", "Kyoto", "Mexico City", "Edinburgh", "Istanbul", "Bangkok", "Vienna", "Cape Town",
-    "Buenos Aires", "Seoul", "Marrakech", "Copenhagen", "New Orleans", "Hanoi", "Porto", "Montreal",
-    "Tbilisi", "Oaxaca", "Naples", "Reykjavik", "Singapore", "Chicago", "Budapest", "Sydney",
+    "Lisbon",
+    "Kyoto",
+    "Mexico City",
+    "Edinburgh",
+    "Istanbul",
+    "Bangkok",
+    "Vienna",
+    "Cape Town",
+    "Buenos Aires",
+    "Seoul",
+    "Marrakech",
+    "Copenhagen",
+    "New Orleans",
+    "Hanoi",
+    "Porto",
+    "Montreal",
+    "Tbilisi",
+    "Oaxaca",
+    "Naples",
+    "Reykjavik",
+    "Singapore",
+    "Chicago",
+    "Budapest",
+    "Sydney",
 ]
 COUNTRIES = [
-    "Thailand", "Japan", "Portugal", "Peru", "Greece", "Vietnam", "Morocco", "Italy", "Mexico",
-    "Georgia", "Sri Lanka", "Norway", "Turkey", "India", "Croatia", "Colombia", "South Korea",
+    "Thailand",
+    "Japan",
+    "Portugal",
+    "Peru",
+    "Greece",
+    "Vietnam",
+    "Morocco",
+    "Italy",
+    "Mexico",
+    "Georgia",
+    "Sri Lanka",
+    "Norway",
+    "Turkey",
+    "India",
+    "Croatia",
+    "Colombia",
+    "South Korea",
 ]
 OCCASIONS = [
-    "anniversary", "birthday", "graduation", "housewarming", "retirement party", "first date",
-    "promotion", "baby shower", "Mother's Day", "Father's Day", "Valentine's Day", "wedding",
+    "anniversary",
+    "birthday",
+    "graduation",
+    "housewarming",
+    "retirement party",
+    "first date",
+    "promotion",
+    "baby shower",
+    "Mother's Day",
+    "Father's Day",
+    "Valentine's Day",
+    "wedding",
 ]
 PEOPLE = [
-    "my wife", "my husband", "my partner", "my mom", "my dad", "my sister", "my brother",
-    "my best friend", "my boss", "my daughter", "my son", "my grandmother", "my roommate",
-    "my girlfriend", "my boyfriend", "my nephew", "my niece", "my in-laws", "my coworker",
+    "my wife",
+    "my husband",
+    "my partner",
+    "my mom",
+    "my dad",
+    "my sister",
+    "my brother",
+    "my best friend",
+    "my boss",
+    "my daughter",
+    "my son",
+    "my grandmother",
+    "my roommate",
+    "my girlfriend",
+    "my boyfriend",
+    "my nephew",
+    "my niece",
+    "my in-laws",
+    "my coworker",
 ]
 MEALS = ["breakfast", "lunch", "dinner", "brunch", "a snack", "dessert", "a packed lunch"]
 DAYS = ["tonight", "this weekend", "on Friday", "tomorrow", "next week", "on Sunday", "this evening"]
@@ -37,7 +100,10 @@ MEDIA = ["movie", "series", "book", "podcast", "album", "board game", "video gam
 # (kind, template). Slots: {city} {country} {occasion} {person} {meal} {day} {season} {media}
 TEMPLATES: list[tuple[str, str]] = [
     # food and drink
-    ("recommendation", "Can you recommend some popular local dishes I should try during my visit to {country}?"),
+    (
+        "recommendation",
+        "Can you recommend some popular local dishes I should try during my visit to {country}?",
+    ),
     ("recommendation", "What should I eat for {meal} {day}?"),
     ("recommendation", "any ideas for {meal}? nothing too heavy"),
     ("recommendation", "Suggest a restaurant in {city} for {day}."),
@@ -181,18 +247,48 @@ TEMPLATES: list[tuple[str, str]] = [
 
 # Longer, conversational positives: a situation told in passing, the decision still rests on the user.
 LONG_TEMPLATES: list[tuple[str, str]] = [
-    ("plan", "Heading to {city} {season} with {person} for about four days. Can you put together a rough plan — what to see, where to eat, and one thing that's a bit off the beaten path?"),
-    ("recommendation", "We're hosting {person} and a few friends {day}. I want to cook something impressive but not fussy. What would you make?"),
-    ("advice", "I've been offered a role in {city}. Better pay, but it's a big move. Help me think it through — what would matter most for me?"),
-    ("recommendation", "ok so I have like 2 hours free {day} and zero plans. what should I do? something relaxing pls"),
-    ("plan", "Can you plan a Saturday for me? Morning workout, something fun in the afternoon and a nice dinner somewhere, nothing too pricey."),
+    (
+        "plan",
+        "Heading to {city} {season} with {person} for about four days. Can you put together a rough plan — what to see, where to eat, and one thing that's a bit off the beaten path?",
+    ),
+    (
+        "recommendation",
+        "We're hosting {person} and a few friends {day}. I want to cook something impressive but not fussy. What would you make?",
+    ),
+    (
+        "advice",
+        "I've been offered a role in {city}. Better pay, but it's a big move. Help me think it through — what would matter most for me?",
+    ),
+    (
+        "recommendation",
+        "ok so I have like 2 hours free {day} and zero plans. what should I do? something relaxing pls",
+    ),
+    (
+        "plan",
+        "Can you plan a Saturday for me? Morning workout, something fun in the afternoon and a nice dinner somewhere, nothing too pricey.",
+    ),
     ("recommendation", "I finished the last {media} you suggested and loved it. What's next?"),
-    ("recommendation", "Looking for a {media} to get into {season}. Not sure what I'm in the mood for, surprise me but keep it to something I'd actually like."),
-    ("advice", "Going out for {person}'s {occasion} at a tapas place {day}. What should I avoid on the menu?"),
-    ("plan", "Help me plan the food for {person}'s {occasion}: about 12 people, we'll do it at home, and I don't want to be stuck in the kitchen all evening."),
-    ("recommendation", "I'm in {city} for work until Thursday and have the evenings free. Any recommendations for dinner and something to do after?"),
+    (
+        "recommendation",
+        "Looking for a {media} to get into {season}. Not sure what I'm in the mood for, surprise me but keep it to something I'd actually like.",
+    ),
+    (
+        "advice",
+        "Going out for {person}'s {occasion} at a tapas place {day}. What should I avoid on the menu?",
+    ),
+    (
+        "plan",
+        "Help me plan the food for {person}'s {occasion}: about 12 people, we'll do it at home, and I don't want to be stuck in the kitchen all evening.",
+    ),
+    (
+        "recommendation",
+        "I'm in {city} for work until Thursday and have the evenings free. Any recommendations for dinner and something to do after?",
+    ),
     ("advice", "My doctor said to cut back on salt. What could I order at the Chinese place {day}?"),
-    ("recommendation", "Need a gift for {person}, the {occasion} is {day} and I'm totally out of ideas. Something thoughtful, not just a gift card."),
+    (
+        "recommendation",
+        "Need a gift for {person}, the {occasion} is {day} and I'm totally out of ideas. Something thoughtful, not just a gift card.",
+    ),
 ]
 
 # more requests, more domains and registers
@@ -243,7 +339,10 @@ MORE_TEMPLATES: list[tuple[str, str]] = [
     ("advice", "what should I tell {person} about the plans for the {occasion}?"),
     ("advice", "How do I handle the conversation with {person} tonight?"),
     ("advice", "Should I invite {person} to the {occasion}?"),
-    ("rewrite", "Reply to this email for me, keep it sounding like me: 'Hi, are you free Thursday for a quick call?'"),
+    (
+        "rewrite",
+        "Reply to this email for me, keep it sounding like me: 'Hi, are you free Thursday for a quick call?'",
+    ),
     ("rewrite", "Write my out-of-office message."),
     ("creative", "Write a short poem for {person} for the {occasion}, something they'd find funny."),
     ("creative", "Draft a speech for my {occasion}."),
@@ -305,13 +404,22 @@ PASTE_INTROS = {
     "events": ["What's on in town {day}. Which should I go to?\n\n", *GENERIC_INTROS],
 }
 MENU = [
-    "Grilled octopus with chorizo and smoked paprika - 18", "Mushroom risotto, truffle oil, parmesan - 16",
-    "Chicken tikka masala with basmati rice - 15", "Pad kra pao with minced pork and fried egg - 14",
-    "Beef burger, cheddar, bacon, brioche bun, fries - 17", "Falafel plate with hummus and tabbouleh - 13",
-    "Seared salmon, miso glaze, bok choy - 22", "Spaghetti alle vongole - 19", "Lamb tagine with apricots - 21",
-    "Caesar salad with anchovies - 12", "Shrimp tempura udon - 16", "Margherita pizza - 11",
-    "Tofu and vegetable green curry - 14", "Ribeye steak 300g, peppercorn sauce - 32",
-    "Peanut satay skewers - 9", "Goat cheese and beetroot salad, walnuts - 12",
+    "Grilled octopus with chorizo and smoked paprika - 18",
+    "Mushroom risotto, truffle oil, parmesan - 16",
+    "Chicken tikka masala with basmati rice - 15",
+    "Pad kra pao with minced pork and fried egg - 14",
+    "Beef burger, cheddar, bacon, brioche bun, fries - 17",
+    "Falafel plate with hummus and tabbouleh - 13",
+    "Seared salmon, miso glaze, bok choy - 22",
+    "Spaghetti alle vongole - 19",
+    "Lamb tagine with apricots - 21",
+    "Caesar salad with anchovies - 12",
+    "Shrimp tempura udon - 16",
+    "Margherita pizza - 11",
+    "Tofu and vegetable green curry - 14",
+    "Ribeye steak 300g, peppercorn sauce - 32",
+    "Peanut satay skewers - 9",
+    "Goat cheese and beetroot salad, walnuts - 12",
 ]
 HOTELS = [
     "Hotel Aurora - 4*, city centre, rooftop bar, 180/night, no gym",
@@ -323,15 +431,24 @@ HOTELS = [
     "Station Hotel - 3*, next to the train station, 110/night, pet friendly",
 ]
 FLIGHTS = [
-    "06:10 direct, 2h35, 89 EUR, no checked bag", "09:45 one stop (45 min), 4h10, 72 EUR, bag included",
-    "13:20 direct, 2h40, 140 EUR, flexible ticket", "17:55 direct, 2h30, 115 EUR, aisle seats only left",
-    "21:30 one stop (3h), 6h05, 58 EUR, overnight layover", "07:30 direct, 2h45, 99 EUR, extra legroom",
+    "06:10 direct, 2h35, 89 EUR, no checked bag",
+    "09:45 one stop (45 min), 4h10, 72 EUR, bag included",
+    "13:20 direct, 2h40, 140 EUR, flexible ticket",
+    "17:55 direct, 2h30, 115 EUR, aisle seats only left",
+    "21:30 one stop (3h), 6h05, 58 EUR, overnight layover",
+    "07:30 direct, 2h45, 99 EUR, extra legroom",
 ]
 EVENTS = [
-    "Fri 20:00 - indie rock gig at the Roundhouse", "Sat 10:00 - farmers' market and cooking demo",
-    "Sat 15:00 - modern art exhibition opening", "Sat 21:00 - stand-up comedy night",
-    "Sun 09:00 - 10k charity run", "Sun 14:00 - wine tasting, natural wines", "Sun 19:30 - opera, La Traviata",
-    "Fri 18:00 - board game café meetup", "Sat 12:00 - street food festival", "Sun 11:00 - yoga in the park",
+    "Fri 20:00 - indie rock gig at the Roundhouse",
+    "Sat 10:00 - farmers' market and cooking demo",
+    "Sat 15:00 - modern art exhibition opening",
+    "Sat 21:00 - stand-up comedy night",
+    "Sun 09:00 - 10k charity run",
+    "Sun 14:00 - wine tasting, natural wines",
+    "Sun 19:30 - opera, La Traviata",
+    "Fri 18:00 - board game café meetup",
+    "Sat 12:00 - street food festival",
+    "Sun 11:00 - yoga in the park",
 ]
 PASTE_LISTS = {"menu": MENU, "hotels": HOTELS, "flights": FLIGHTS, "events": EVENTS}
 
