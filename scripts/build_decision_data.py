@@ -38,83 +38,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from decision_data import judge as judge_build
-from decision_data import labels, written_en, written_ml
+from decision_data import code_sources, exercises, intents, labels, written_en, written_ml, written_ml_more
+from decision_data.common import SNAPSHOTS, Row, Snapshots, row, row_split
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ("fit", "calib", "dev", "heldout")
-# row-level split of the sources that are not held out whole
-ROW_FRACTIONS = (("fit", 0.60), ("calib", 0.15), ("dev", 0.10), ("heldout", 0.15))
 # when a near-duplicate pair crosses splits, the row in the less protected split goes
 PROTECT = {"heldout": 3, "dev": 2, "calib": 1, "fit": 0}
-
-SNAPSHOTS = {
-    "clinc/oos-eval": "828f8093932c8fe6ca7936c3d2e52903b1c523de",
-    "yizhongw/self-instruct": "0b26ccaa415992100fa32df62d41b994cf928e23",
-    "openai/human-eval": "6d43fb980f9fee3c892a914eda09951f772ad10d",
-    "openai/grade-school-math": "3101c7d5072418e28b9008a6636bde82a006892c",
-    "lm-sys/FastChat": "0e6d3e4beaab66f4d3f93db72541a4abab8af28d",
-    "google-research-datasets/Synthetic-Persona-Chat": "1f367a0f05d388ca96ebbbc9e5752ab19ac76510",
-    "google-research/url-nlp": "452a21ad3dae5668c06ceeac21ff073e1e40f9be",
-    "google-deepmind/xquad": "7d30520c717524000f0d9d2f9c10a069acd9d285",
-    "mainlp/xsid": "761d926c3f2e9f6bea13192d2f39cec1d04d9777",
-}
-
-Row = dict[str, Any]
-
-
-class Snapshots:
-    """Read files of the pinned commits from the mirrored git directories."""
-
-    def __init__(self, mirror: Path) -> None:
-        self.mirror = mirror
-
-    def read(self, repo: str, path: str) -> bytes:
-        git_dir = self.mirror / repo.replace("/", "+") / "repo"
-        if not git_dir.is_dir():
-            raise SystemExit(f"error: no snapshot of {repo} at {git_dir} (fetch github:{repo} first)")
-        commit = SNAPSHOTS[repo]
-        result = subprocess.run(
-            ["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        if result.returncode != 0:
-            raise SystemExit(f"error: {repo}@{commit[:10]}:{path}: {result.stderr.decode().strip()}")
-        return result.stdout
-
-    def text(self, repo: str, path: str) -> str:
-        return self.read(repo, path).decode("utf-8")
-
-    def jsonl(self, repo: str, path: str) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.text(repo, path).splitlines() if line.strip()]
-
-
-def row(text: str, label: bool, source: str, lang: str, kind: str, group: str, **extra: Any) -> Row:
-    return {
-        "text": text.strip(),
-        "label": label,
-        "source": source,
-        "lang": lang,
-        "kind": kind,
-        "_group": f"{source}:{group}",
-        **extra,
-    }
-
-
-def stable_unit(key: str) -> float:
-    """A number in [0, 1) fixed by ``key``: the split draw of a group."""
-    digest = hashlib.sha256(key.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
-def row_split(group: str) -> str:
-    draw = stable_unit(group)
-    edge = 0.0
-    for split, fraction in ROW_FRACTIONS:
-        edge += fraction
-        if draw < edge:
-            return split
-    return ROW_FRACTIONS[-1][0]
 
 
 # ---------------------------------------------------------------- sources
@@ -190,51 +120,37 @@ T0_DATASETS = labels.T0_DATASETS
 
 def load_t0(snap: Snapshots) -> list[Row]:
     """T0 prompts (via self-instruct's data/finetuning/t0_train_50k): long passages with a question,
-    summarisation, multiple choice. All negatives; each underlying dataset is one group, and some are
-    held out whole (labels.T0_DATASETS)."""
-    listing = subprocess.run(
-        [
-            "git",
-            f"--git-dir={snap.mirror / 'yizhongw+self-instruct' / 'repo'}",
-            "ls-tree",
-            "--name-only",
-            SNAPSHOTS["yizhongw/self-instruct"],
-            "data/finetuning/t0_train_50k/data_per_template/",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    summarisation, multiple choice, reviews to classify. All negatives; each underlying dataset is
+    one group, and some are held out whole (labels.T0_DATASETS). After a dataset's sample, a second
+    pass takes more prompts over labels.LONG_CHARS characters from the lines the first pass left
+    (labels.T0_LONG): long pastes, where the gate failed most."""
+    listing = snap.listing("yizhongw/self-instruct", "data/finetuning/t0_train_50k/data_per_template/")
     rows: list[Row] = []
     for dataset, (kind, split, per_dataset) in sorted(T0_DATASETS.items()):
         files = sorted(p for p in listing if Path(p).name.startswith(dataset + "_"))
         if not files:
             raise SystemExit(f"error: no T0 templates for {dataset}")
         rng = random.Random(dataset)
-        take = max(1, per_dataset // len(files))
+        take = max(1, per_dataset // len(files)) if per_dataset else 0
+        long_take = -(-labels.T0_LONG.get(dataset, 0) // len(files))
+        source = "t0-" + dataset.replace("_", "-").lower()
         for path in files:
             lines = snap.jsonl("yizhongw/self-instruct", path)
             rng.shuffle(lines)
-            kept = 0
+            kept = long_kept = 0
             for item in lines:
+                if kept >= take and long_kept >= long_take:
+                    break
                 text = item["prompt"].strip()
                 if len(text) > 4000 or (labels.PERSONAL_RE.search(text) and dataset in labels.T0_SCREEN):
                     continue
-                rows.append(
-                    row(
-                        text,
-                        False,
-                        "t0-" + dataset.replace("_", "-"),
-                        "en",
-                        kind,
-                        dataset,
-                        _split=split,
-                        template=Path(path).stem,
-                    )
-                )
-                kept += 1
-                if kept >= take:
-                    break
+                if kept < take:
+                    kept += 1
+                elif len(text) > labels.LONG_CHARS:
+                    long_kept += 1
+                else:
+                    continue
+                rows.append(row(text, False, source, "en", kind, dataset, _split=split, template=Path(path).stem))
     return rows
 
 
@@ -446,6 +362,15 @@ def load_written_en() -> list[Row]:
                 text = intro.format(day=rng.choice(written_en.DAYS)) + body
                 rows.append(row(text, True, "rw-written-en", "en", "choice", f"paste-{list_name}-{number}"))
     return rows
+
+
+def load_written_ml_more() -> list[Row]:
+    """Our second round of positives for ko, pl, pt, es, fr, ja, ru, th (written_ml_more)."""
+    return [
+        row(text, True, "rw-written-ml2", lang, kind, f"{lang}{number}")
+        for lang, items in written_ml_more.POSITIVES.items()
+        for number, (kind, text) in enumerate(items)
+    ]
 
 
 def load_written_ml() -> list[Row]:
@@ -675,6 +600,16 @@ def main(argv: Iterable[str] | None = None) -> int:
         lambda: load_xsid(snap),
         load_written_en,
         load_written_ml,
+        # second round: code with code, long pastes, exercises, ko/pl/pt, outside positives
+        lambda: code_sources.load_cruxeval(snap),
+        lambda: code_sources.load_mbpp(snap),
+        lambda: code_sources.load_quixbugs(snap),
+        lambda: code_sources.load_codealpaca(snap),
+        lambda: exercises.load_tatoeba(snap),
+        lambda: exercises.load_enem(snap),
+        lambda: intents.load_slurp(snap),
+        lambda: intents.load_chatbot_ko(snap),
+        load_written_ml_more,
     ]
     rows: list[Row] = [r for load in loaders for r in load()]
     rows, dropped = dedupe_exact(rows, project_texts())

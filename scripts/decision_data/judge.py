@@ -286,6 +286,9 @@ def build(snap: Any, gate_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for split, pairs in sorted(requests.items()):
         rng = random.Random(f"judge-{split}")
+        # the general requests are drawn with their own generator, so adding gate rows to the pool
+        # changes which general requests are drawn, never the positive items
+        general_rng = random.Random(f"judge-general-{split}")
         rng.shuffle(pairs)
         pool = by_pool[split]
         for gate_row, domain in pairs[: CAPS[split]]:
@@ -317,8 +320,8 @@ def build(snap: Any, gate_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "domain": domain,
                 }
             )
-            if general[split] and rng.random() < 0.4:
-                other = general[split].pop(rng.randrange(len(general[split])))
+            if general[split] and general_rng.random() < 0.4:
+                other = general[split].pop(general_rng.randrange(len(general[split])))
                 if len(other["text"]) <= 1500:
                     items.append(
                         {

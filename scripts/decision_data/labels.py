@@ -262,6 +262,33 @@ T0_DATASETS: dict[str, tuple[str, str | None, int]] = {
     "quoref": ("exam", "heldout", 50),
     "qasc": ("exam", "heldout", 40),
     "common_gen": ("creative", "heldout", 40),
+    # second round: long passages only (the T0_LONG pass), licences in SOURCES.md; the sets whose
+    # terms allow no fitting (non-commercial, or not stated) sit in dev / heldout only
+    "duorc_SelfRC": ("exam", "fit", 0),  # MIT
+    "duorc_ParaphraseRC": ("exam", "calib", 0),  # MIT
+    "amazon_polarity": ("classify", "fit", 0),  # Apache-2.0
+    "xsum": ("summarise", "heldout", 0),  # licence not stated: evaluation only
+    "yelp_review": ("classify", "heldout", 0),  # Yelp dataset terms: evaluation only
+    "dream": ("exam", "heldout", 0),  # non-commercial research: evaluation only
+    "imdb": ("classify", "dev", 0),  # licence not stated: evaluation only
+    "multi_news": ("summarise", "dev", 0),  # non-commercial: evaluation only
+    "sciq": ("exam", "dev", 50),  # CC BY-NC 3.0: evaluation only
+}
+# prompts over LONG_CHARS characters taken per dataset after its first sample
+LONG_CHARS = 600
+T0_LONG = {
+    "adversarial_qa": 120,
+    "cnn_dailymail": 100,
+    "cosmos_qa": 60,
+    "quoref": 40,
+    "duorc_SelfRC": 240,
+    "duorc_ParaphraseRC": 100,
+    "amazon_polarity": 150,
+    "xsum": 160,
+    "yelp_review": 120,
+    "dream": 60,
+    "imdb": 100,
+    "multi_news": 60,
 }
 PERSONAL_RE = re.compile(r"\b(recommend|suggest) (me|for me)\b", re.I)
 T0_SCREEN = {"common_gen"}
