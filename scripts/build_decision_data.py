@@ -26,7 +26,6 @@ import hashlib
 import json
 import random
 import re
-import subprocess
 import sys
 import unicodedata
 from collections import Counter, defaultdict
@@ -37,8 +36,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decision_data import judge as judge_build
 from decision_data import code_sources, exercises, intents, labels, written_en, written_ml, written_ml_more
+from decision_data import judge as judge_build
 from decision_data.common import SNAPSHOTS, Row, Snapshots, row, row_split
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,7 +149,9 @@ def load_t0(snap: Snapshots) -> list[Row]:
                     long_kept += 1
                 else:
                     continue
-                rows.append(row(text, False, source, "en", kind, dataset, _split=split, template=Path(path).stem))
+                rows.append(
+                    row(text, False, source, "en", kind, dataset, _split=split, template=Path(path).stem)
+                )
     return rows
 
 

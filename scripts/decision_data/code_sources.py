@@ -6,8 +6,8 @@ some without); the code and the task text are the source's.
 
 - cruxeval (facebookresearch/cruxeval, MIT): 800 short Python functions with an input and output;
   asked as "what does it return", "find an input", "explain", "add tests". Split by function.
-- mbpp (MBPP, CC BY 4.0, from a copy of mbpp.jsonl in Yogi-20MIS7040/DL; only its rows with a
-  task_id, the 974 of MBPP, not the few the copy's owner appended): the task alone (a code
+- mbpp (MBPP, CC BY 4.0, from a copy of mbpp.jsonl in Yogi-20MIS7040/DL; only its first 974
+  rows, MBPP's tasks 1-974, not the rows the copy's owner appended): the task alone (a code
   request without code) or task + reference solution behind a review / test / fix request. Split
   by task.
 - quixbugs (jkoppel/QuixBugs, MIT): 40 Python and 40 Java programs with one bug each, pasted with
@@ -72,7 +72,7 @@ def load_cruxeval(snap: Snapshots) -> list[Row]:
 
 
 MBPP_ASKS = [
-    "Here's my solution to \"{task}\" Can you review it?\n\n{code}",
+    'Here\'s my solution to "{task}" Can you review it?\n\n{code}',
     "{task}\n\nThis is what I have so far, but one of my tests fails:\n{code}",
     "Write unit tests for this function. It should: {task}\n\n{code}",
     "{code}\n\nexplain this code line by line",
@@ -83,11 +83,16 @@ MBPP_ASKS = [
 ]
 
 
+MBPP_TASKS = 974
+
+
 def load_mbpp(snap: Snapshots) -> list[Row]:
     rows: list[Row] = []
-    for item in snap.jsonl("Yogi-20MIS7040/DL", "mbpp.jsonl"):
-        if "task_id" not in item:  # rows the copy's owner appended: not MBPP's
-            continue
+    # the copy holds MBPP's 974 tasks (ids 1-974, in order) and then rows its owner appended
+    items = snap.jsonl("Yogi-20MIS7040/DL", "mbpp.jsonl")[:MBPP_TASKS]
+    if [item.get("task_id") for item in items] != list(range(1, MBPP_TASKS + 1)):
+        raise SystemExit("error: Yogi-20MIS7040/DL mbpp.jsonl: the first 974 rows are not MBPP tasks 1-974")
+    for item in items:
         task_id = str(item["task_id"])
         rng = random.Random("mbpp-" + task_id)
         task = item["text"].strip()
@@ -116,7 +121,11 @@ def load_quixbugs(snap: Snapshots) -> list[Row]:
         for path in snap.listing("jkoppel/QuixBugs", folder + "/"):
             name = path.rsplit("/", 1)[1]
             stem = name.rsplit(".", 1)[0].lower()
-            if not name.endswith((".py", ".java")) or name.endswith("_test.py") or stem in {"node", "weighted_edge"}:
+            if (
+                not name.endswith((".py", ".java"))
+                or name.endswith("_test.py")
+                or stem in {"node", "weighted_edge"}
+            ):
                 continue
             code = snap.text("jkoppel/QuixBugs", path).strip()
             if lang == "Python":  # the task description is a docstring after the code: keep the code
@@ -137,7 +146,9 @@ CODE_LIKE = re.compile(r"[{}();=<>\[\]]|\bdef\b|\bclass\b|\bSELECT\b|\bfunction\
 
 def load_codealpaca(snap: Snapshots) -> list[Row]:
     rows: list[Row] = []
-    with_input: list[dict[str, Any]] = json.loads(snap.read("sahil280114/codealpaca", "data/new_codealpaca.json"))
+    with_input: list[dict[str, Any]] = json.loads(
+        snap.read("sahil280114/codealpaca", "data/new_codealpaca.json")
+    )
     pasted = [x for x in with_input if (x.get("input") or "").strip() and CODE_LIKE.search(x["input"])]
     rng = random.Random("codealpaca")
     rng.shuffle(pasted)

@@ -20,7 +20,16 @@ import re
 from .common import Row, Snapshots, row
 
 TATOEBA_DIR = "data/tatoeba/v1"
-TATOEBA_LANGS = {"kor": "ko", "pol": "pl", "por": "pt", "spa": "es", "fra": "fr", "jpn": "ja", "rus": "ru", "tha": "th"}
+TATOEBA_LANGS = {
+    "kor": "ko",
+    "pol": "pl",
+    "por": "pt",
+    "spa": "es",
+    "fra": "fr",
+    "jpn": "ja",
+    "rus": "ru",
+    "tha": "th",
+}
 FOREIGN_PER_LANG = 130
 ENGLISH_PER_PAIR = 45
 NO_SPACES = {"ja", "th"}
@@ -28,9 +37,20 @@ NO_SPACES = {"ja", "th"}
 # our wording of the exercise instructions; {target} is the language to translate into
 INSTRUCTIONS: dict[str, dict[str, list[str]]] = {
     "en": {
-        "order": ["Put the words in the right order:", "Unscramble this sentence:", "Make a sentence from these words:"],
-        "blank": ["Fill in the blank:", "Complete the sentence with the right word:", "What word goes in the gap?"],
-        "check": ["Is this sentence grammatically correct?", "Correct the mistakes in this sentence, if any:"],
+        "order": [
+            "Put the words in the right order:",
+            "Unscramble this sentence:",
+            "Make a sentence from these words:",
+        ],
+        "blank": [
+            "Fill in the blank:",
+            "Complete the sentence with the right word:",
+            "What word goes in the gap?",
+        ],
+        "check": [
+            "Is this sentence grammatically correct?",
+            "Correct the mistakes in this sentence, if any:",
+        ],
         "translate": ["Translate into {target}:", "How do you say this in {target}?", "{target} please:"],
     },
     "ko": {
@@ -70,7 +90,11 @@ INSTRUCTIONS: dict[str, dict[str, list[str]]] = {
         "translate": ["Переведи на английский:", "Как это будет по-английски?", "Translate into English:"],
     },
     "ja": {
-        "check": ["この文は文法的に正しいですか？", "この文の文法を説明してください：", "この文を添削してください："],
+        "check": [
+            "この文は文法的に正しいですか？",
+            "この文の文法を説明してください：",
+            "この文を添削してください：",
+        ],
         "translate": ["英語に翻訳してください：", "これを英語で何と言いますか？", "Translate into English:"],
     },
     "th": {
@@ -93,7 +117,9 @@ def word_order(sentence: str, rng: random.Random, instructions: list[str]) -> st
     return f"{rng.choice(instructions)}\n{joiner.join(words)}"
 
 
-def blank_out(sentence: str, rng: random.Random, instructions: list[str], other_words: list[str]) -> str | None:
+def blank_out(
+    sentence: str, rng: random.Random, instructions: list[str], other_words: list[str]
+) -> str | None:
     tokens = sentence.split(" ")
     candidates = [i for i, t in enumerate(tokens) if len(re.sub(r"\W", "", t)) >= 3]
     if not candidates:
@@ -112,7 +138,9 @@ def blank_out(sentence: str, rng: random.Random, instructions: list[str], other_
     return f"{rng.choice(instructions)} {gapped}"
 
 
-def exercise(sentence: str, lang: str, rng: random.Random, other_words: list[str], target: str) -> tuple[str, str]:
+def exercise(
+    sentence: str, lang: str, rng: random.Random, other_words: list[str], target: str
+) -> tuple[str, str]:
     """One exercise on ``sentence``: (text, kind)."""
     instructions = INSTRUCTIONS[lang]
     kinds = list(instructions)
@@ -168,7 +196,10 @@ def load_enem(snap: Snapshots) -> list[Row]:
         if "[[placeholder]]" in item["question"] or item.get("figures"):
             continue
         rng = random.Random("enem-" + item["id"])
-        options = "\n".join(f"{letter}) {alt.strip()}" for letter, alt in zip("ABCDE", item["alternatives"]))
+        letters = "ABCDE"[: len(item["alternatives"])]
+        options = "\n".join(
+            f"{letter}) {alt.strip()}" for letter, alt in zip(letters, item["alternatives"], strict=True)
+        )
         text = rng.choice(ENEM_ASKS) + item["question"].strip() + "\n\n" + options
         rows.append(row(text, False, "enem", "pt", "exam", item["id"]))
     return rows

@@ -6,7 +6,8 @@
   me, something to do ...): what fits depends on the user's tastes, diet, budget; the same intents
   when they only ask what exists ("what movies are showing today") are left out. play_music with
   nothing named (no artist, song, playlist, genre): what plays is the user's taste -> True; with
-  something named -> False. False: factual questions, definitions, arithmetic, currency, stock
+  something named -> False; playback of what is already there (next, again, a playlist, an app)
+  is left out. False: factual questions, definitions, arithmetic, currency, stock
   prices, time and date, jokes, device commands with every detail given. Everything else (calendar,
   email, lists: app state; weather, news, transport: need the user's place or sources; statements
   of taste such as "i love hip hop": the write path) is left out.
@@ -24,6 +25,7 @@ import io
 import random
 import re
 from collections import defaultdict
+from typing import Any
 
 from .common import Row, Snapshots, row
 
@@ -34,6 +36,12 @@ SLURP_TASTE_RE = re.compile(
     re.I,
 )
 SLURP_NAMED = {"artist_name", "song_name", "playlist_name", "music_genre", "music_descriptor", "radio_name"}
+SLURP_PLAYBACK_RE = re.compile(
+    r"\b(next|again|selected|this song|that song|playlist|play list|album|artist|title|shuffle|queue|"
+    r"itunes|spotify|pandora|youtube|file|app|recorder|billboard|grammys|released|band|purchased|"
+    r"latest|one more time)\b",
+    re.I,
+)
 SLURP_NEGATIVE = {
     "qa_factoid": "fact",
     "qa_definition": "fact",
@@ -58,15 +66,20 @@ SLURP_NEGATIVE = {
 SLURP_NEGATIVE_CAP = 40
 
 
-def slurp_label(item: dict[str, object]) -> tuple[bool, str] | None:
+def slurp_label(item: dict[str, Any]) -> tuple[bool, str] | None:
     intent = str(item["intent"])
     text = str(item["sentence"])
     if intent.startswith("recommendation_"):
         return (True, "recommendation") if SLURP_TASTE_RE.search(text) else None
     if intent == "play_music":
         entities = item.get("entities") or []
-        named = {str(e["type"]) for e in entities if isinstance(e, dict)} & SLURP_NAMED  # type: ignore[index]
-        return (False, "utility") if named else (True, "recommendation")
+        named = {str(e["type"]) for e in entities} & SLURP_NAMED
+        if named:
+            return False, "utility"
+        # playback of what is already on (next, again, this song, a playlist, an app): app state
+        if SLURP_PLAYBACK_RE.search(text) or len(text.split()) < 2:
+            return None
+        return True, "recommendation"
     if intent in SLURP_NEGATIVE:
         return False, SLURP_NEGATIVE[intent]
     return None
@@ -133,7 +146,7 @@ KO_NOT_POSITIVE = {
     "입맛없는데 뭐 먹지",
 }
 # a question that asks for something (advice, a choice, a purchase, a plan): not used as a negative
-KO_ASKING_RE = re.compile(r"추천|뭐|뭘|무슨|어떤|어디|어떻게|할까|살까|갈까|좋을까|될까|해줘|알려|골라|선물|\?")
+KO_ASKING_RE = re.compile(r"추천|뭐|뭘|무슨|어떤|어디|어떻게|까\s*$|까요|해줘|알려|골라|선물|\?")
 KO_NEGATIVE_SAMPLE = 300
 
 
@@ -144,7 +157,9 @@ def load_chatbot_ko(snap: Snapshots) -> list[Row]:
     for number, item in enumerate(reader):
         text = item["Q"].strip()
         if KO_POSITIVE_RE.search(text):
-            if text not in KO_NOT_POSITIVE and not re.search(r"(받았|받고|하려고|해야지|해야겠|한대|된대)", text):
+            if text not in KO_NOT_POSITIVE and not re.search(
+                r"(받았|받고|하려고|해야지|해야겠|한대|된대)", text
+            ):
                 kind = "plan" if re.search(r"어디|뭐 ?하지|뭐 ?할까", text) else "recommendation"
                 rows.append(row(text, True, "chatbot-ko", "ko", kind, str(number)))
         elif item["label"] == "0" and not KO_ASKING_RE.search(text):
