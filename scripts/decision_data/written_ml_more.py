@@ -5,7 +5,8 @@ Russian and Thai had 18. Written with variety on purpose: many domains (food, tr
 media, health and fitness, shopping, home, money, work, pets, children, events, recall), lengths
 from three words to a pasted list, registers from texting to polite, with and without "my".
 Each is a request whose good answer depends on what the assistant has stored about the user.
-Every sentence is one group for splitting.
+Plus 8 long English pastes (a menu, hotels, job offers, a festival schedule, gym classes, in-flight
+films, laptops, flats) with a question that is the user's own choice. Every sentence is one group.
 """
 
 from __future__ import annotations
@@ -455,5 +456,41 @@ POSITIVES: dict[str, list[tuple[str, str]]] = {
         ("recommendation", "งานแต่งเดือนสิงหา ใส่ชุดอะไรดี"),
         ("plan", "จัดเมนูประหยัดทั้งสัปดาห์สำหรับสองคน"),
         ("recall", "ปีที่แล้วไปพักที่ไหนตอนเที่ยวหัวหิน"),
+    ],
+    # long pastes that still need the user's memory: every outside long paste is a negative, so
+    # without these a head could learn "long means closed"
+    "en": [
+        (
+            "choice",
+            "We're going to this place tonight, here's the menu. What should I order?\n\nSTARTERS\nBurrata with roasted peaches, basil oil, sourdough - 14\nCrispy calamari, lemon aioli, chili salt - 13\nFrench onion soup, gruyère crouton - 11\nBeef tartare, cured yolk, capers, crisps - 16\n\nMAINS\nPan-roasted salmon, fennel, orange, brown butter - 29\nWild mushroom risotto, parmesan, truffle oil - 24\nSteak frites, 10oz sirloin, peppercorn sauce - 34\nChicken milanese, arugula, cherry tomatoes, lemon - 26\nShrimp linguine, garlic, white wine, chili - 27\nCauliflower steak, tahini, pomegranate, herbs - 22\n\nDESSERTS\nTiramisu - 9\nDark chocolate torte, sea salt - 10\nLemon posset, shortbread - 9",
+        ),
+        (
+            "choice",
+            "Which of these hotels would suit me best for the conference week in Lisbon?\n\n1. Hotel Avenida Palace - 4 stars, next to Rossio station, classic rooms, breakfast buffet included, 210 EUR/night, no gym.\n2. Memmo Alfama - boutique, rooftop pool with river views, adults only, quiet, 260 EUR/night, steep hill to the metro.\n3. Ibis Lisboa Saldanha - 2 stars, basic, 15 min by metro to the venue, 95 EUR/night, breakfast extra.\n4. Corinthia Lisbon - 5 stars, big spa and gym, business district, 240 EUR/night, 20 min taxi to old town.\n5. Lisbon Destination Hostel - private double rooms, inside the station building, shared kitchen, 70 EUR/night.\n6. Pestana Palace - historic palace, gardens, outdoor pool, far from the center, 230 EUR/night.",
+        ),
+        (
+            "choice",
+            "Got two job offers and I need to decide by Friday. Which one makes more sense for me?\n\nOffer A - Senior backend engineer at a fintech startup (80 people). Salary 128k, 0.15% equity, fully remote, on-call one week in six, Python and Go, 20 days PTO, no 401k match, health plan with a high deductible.\n\nOffer B - Software engineer II at a large insurance company. Salary 118k, 10% bonus target, hybrid 3 days a week in the downtown office (45 min commute each way), Java, 25 days PTO, 6% 401k match, great health plan, tuition reimbursement, slower promotions.\n\nBoth start in about a month.",
+        ),
+        (
+            "plan",
+            "This is the festival schedule for Saturday. Make me a plan for the day:\n\n12:00 Main stage - The Lumineers tribute band\n12:30 Tent B - Local jazz quartet\n13:15 Food court - Cooking demo: Korean street food\n14:00 Main stage - Indie rock: Wet Leg\n14:00 Tent B - Stand-up comedy hour\n15:30 Kids zone - Puppet theatre\n16:00 Main stage - Folk: First Aid Kit\n16:30 Tent C - DJ set (techno)\n17:45 Tent B - Poetry slam\n18:30 Main stage - Headliner warm-up: Khruangbin\n20:00 Main stage - Headliner: Florence + the Machine\n21:30 Tent C - Late-night electronic\n22:00 Silent disco",
+        ),
+        (
+            "choice",
+            "Which of these gym classes should I sign up for this term? Mon 6:30am HIIT (45 min, high impact, lots of jumping). Mon 7pm Yoga flow (60 min, all levels). Tue 12:15 Spin (45 min, intervals). Tue 6pm Boxing fitness (60 min, bag work, partner drills). Wed 7am Pilates reformer (50 min, small group, extra 10 per class). Wed 8pm Deep water aqua (45 min, low impact). Thu 6:30am Strength & conditioning (barbells, coached). Thu 7pm Zumba (55 min). Fri 12:15 Core & mobility (30 min). Sat 9am Park run club (5k, all paces). Sat 10:30 Climbing intro (bouldering wall, shoes provided). Sun 5pm Restorative yoga (75 min, lots of props). I can do at most three a week.",
+        ),
+        (
+            "choice",
+            "Here's the list of movies on the flight entertainment system. Pick three for me for the 11-hour flight:\n- Oppenheimer (2023, drama/history, 3h)\n- Barbie (2023, comedy)\n- John Wick: Chapter 4 (2023, action)\n- Past Lives (2023, romance/drama)\n- The Super Mario Bros. Movie (2023, animation)\n- Killers of the Flower Moon (2023, crime, 3h26)\n- Asteroid City (2023, comedy)\n- Mission: Impossible - Dead Reckoning (2023, action)\n- Anatomy of a Fall (2023, French courtroom drama)\n- Spider-Man: Across the Spider-Verse (2023, animation)\n- The Holdovers (2023, comedy-drama)\n- Godzilla Minus One (2023, Japanese monster movie)\n- Poor Things (2023, fantasy, 18+)\n- Wonka (2023, musical)",
+        ),
+        (
+            "choice",
+            "Comparing these three laptops, which one should I get?\n\nLaptop 1: 13-inch, 1.2 kg, M3 chip, 16 GB RAM, 512 GB SSD, 18 h battery, two USB-C ports, 1,399.\nLaptop 2: 15.6-inch, 2.1 kg, Core i7, RTX 4060 graphics, 32 GB RAM, 1 TB SSD, 6 h battery, lots of ports incl. HDMI and Ethernet, 1,549.\nLaptop 3: 14-inch 2-in-1 touchscreen with pen, 1.4 kg, Core Ultra 7, 16 GB RAM, 1 TB SSD, 12 h battery, 1,299, OLED screen.\n\nAll three come with a 2-year warranty and the store lets me return within 30 days.",
+        ),
+        (
+            "choice",
+            "These are the apartments the agent sent me. Which ones are worth a viewing?\n\n(1) 2 bed, 1 bath, 68 m2, 4th floor no lift, south-facing balcony, 1,450/month, 5 min to the tram, pets negotiable.\n(2) 1 bed + study, 55 m2, ground floor with small garden, 1,300/month, quiet street, 20 min walk to the station, no pets.\n(3) 3 bed, 2 bath, 92 m2, new building with gym and underground parking, 2,100/month, 35 min to the city center by bus.\n(4) Studio loft, 42 m2, old factory conversion, high ceilings, 1,150/month, above a bar (noisy on weekends), bike storage.\n(5) 2 bed, 75 m2, 2nd floor with lift, renovated kitchen, 1,600/month, next to a park and a primary school.",
+        ),
     ],
 }
