@@ -22,6 +22,7 @@ import json
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -49,7 +50,14 @@ class Call:
     status: int
     seconds: float
     correct: bool = False
+    #: a write's record text; a refused write's error message
+    text: str = ""
     message: str = ""
+
+    @property
+    def done(self) -> float:
+        """When its answer came (what a client goes by)."""
+        return self.at + self.seconds
 
 
 @dataclass
@@ -63,7 +71,7 @@ class Outage:
     writes: list[Call] = field(default_factory=list)
     #: when the database accepted connections again
     up: float | None = None
-    #: the first /readyz 200, and the first correct recall, after ``up``
+    #: when the first /readyz 200, and the first correct recall, after ``up`` were answered
     ready: float | None = None
     recalled: float | None = None
     #: texts of acknowledged and of refused writes found in the store afterwards
@@ -105,7 +113,7 @@ class Outage:
             "writes_during": len(writes),
             "writes_refused": len(refused),
             "write_refused_slowest_s": _slowest(refused),
-            "write_refusals": sorted({w.message for w in refused}),
+            "write_refusals": sorted({w.message for w in refused}),  # distinct messages
             "correct_recall_after_up_s": self.recall_after_up_s,
             "readyz_200_after_up_s": self.ready_after_up_s,
             "ready_to_recall_gap_s": (
@@ -128,6 +136,7 @@ class Client:
         self.baseline = baseline
         self.began = time.monotonic()
         self.written = 0
+        self.run = uuid.uuid4().hex[:8]  # one run's writes are told from another's
 
     def now(self) -> float:
         return time.monotonic() - self.began
@@ -155,14 +164,14 @@ class Client:
 
     def write(self) -> Call:
         self.written += 1
-        text = f"outage write {self.written}"
+        text = f"outage write {self.run}-{self.written}"
         at, started = self.now(), time.monotonic()
         try:
             r = self.http.post("/v1/records", json={"actor_id": WRITER, "records": [{"text": text}]})
             message = "" if r.status_code == 200 else r.json()["error"]["message"]
-            call = Call(at, r.status_code, time.monotonic() - started, message=text + "\t" + message)
+            call = Call(at, r.status_code, time.monotonic() - started, text=text, message=message)
         except (httpx.HTTPError, ValueError, KeyError) as exc:
-            call = Call(at, 0, time.monotonic() - started, message=f"{text}\t{exc}")
+            call = Call(at, 0, time.monotonic() - started, text=text, message=str(exc))
         self.outage.writes.append(call)
         return call
 
@@ -215,32 +224,38 @@ def run_outage(
     server.halt(kill=kill)
     while kill and _accepting(server.url):  # the postmaster is going
         time.sleep(0.05)
+
     # Probe through the outage and the restart (a killed server's start waits for its children
-    # to exit, then recovers), until the database accepts connections.
-    restart = threading.Thread(target=server.resume)
+    # to exit, then recovers), until the database accepts connections; a watcher notes when.
+    def watch() -> None:
+        while not _accepting(server.url):
+            time.sleep(0.02)
+        outage.up = probe.now()
+
+    restarting = threading.Thread(target=server.resume)
+    watcher = threading.Thread(target=watch)
     next_write = 0.0
-    while True:
+    while outage.up is None:
         tick = time.monotonic()
-        if probe.now() >= outage.outage_s and restart.ident is None:
-            restart.start()
-        if restart.ident is not None and _accepting(server.url):
-            break
+        if probe.now() >= outage.outage_s and restarting.ident is None:
+            watcher.start()  # before pg_ctl returns: it waits for the server to be ready
+            restarting.start()
         probe.recall()
         probe.readyz()
         if probe.now() >= next_write:
             probe.write()
             next_write += WRITE_EVERY_S
         time.sleep(max(PROBE_S - (time.monotonic() - tick), 0.0))
-    outage.up = probe.now()
-    restart.join()
+    restarting.join()
+    watcher.join()
     deadline = outage.up + give_up_s
     settled_at = None
     while probe.now() < deadline and (settled_at is None or probe.now() < settled_at):
         ready, recall = probe.readyz(), probe.recall()
         if outage.ready is None and ready.status == 200:
-            outage.ready = ready.at
+            outage.ready = ready.done
         if outage.recalled is None and recall.correct:
-            outage.recalled = recall.at
+            outage.recalled = recall.done
         if probe.now() >= next_write:
             probe.write()
             next_write += WRITE_EVERY_S
@@ -248,7 +263,7 @@ def run_outage(
             settled_at = probe.now() + settle_s
         time.sleep(0.25)
     stored = probe.stored() - before
-    texts = {w.message.split("\t")[0]: w.status for w in outage.writes}
+    texts = {w.text: w.status for w in outage.writes}
     outage.acknowledged_stored = sum(texts.get(t) == 200 for t in stored)
     outage.refused_stored = sum(texts.get(t, 200) != 200 for t in stored)
     outage.service_output = service.stderr()
