@@ -429,7 +429,7 @@ def test_store_breaker_stops_searching_a_dead_store_and_recovers(seeded: SQLiteS
     store.fault = ConnectionRefusedError("connection refused")
     cooldown = 1.0
     policy = RecallPolicy(
-        store, decider=None, namespaces=NS, breaker_threshold=2, breaker_cooldown_s=cooldown
+        store, decider=None, namespaces=NS, breaker_threshold=2, store_breaker_cooldown_s=cooldown
     )
     for _ in range(2):
         _timed_recall(policy)

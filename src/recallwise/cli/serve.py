@@ -84,7 +84,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--log", metavar="FILE", help="decision log (SQLite) of every turn (default none)")
     parser.add_argument(
-        "--access-log", action="store_true", help="log every request (paths only, never keys)"
+        "--access-log",
+        action="store_true",
+        help="one line per request on stderr: client, method, path with query, status (never keys)",
     )
     add_json(parser)
     parser.set_defaults(func=run)

@@ -230,18 +230,27 @@ class FollowUpOptions:
 class ReliabilityOptions:
     """How a remote decider or store (``local = False``) is called: under a deadline, behind a
     circuit breaker that opens after ``breaker_threshold`` consecutive failing calls and stays
-    open ``breaker_cooldown_s``."""
+    open ``breaker_cooldown_s`` (the decider) or ``store_breaker_cooldown_s`` (the store) before
+    one trial call; a failed trial opens it again for as long.
+
+    The store's is short: while it is open every turn injects nothing, so each second it stays
+    open after the store is back is a second of recalls without memory, and a trial costs one
+    turn (at most ``store_timeout_s``; a PostgreSQL store that knows its database is down fails
+    it in half a second). A decider's open circuit still recalls (failing open), so it waits longer.
+    """
 
     decider_timeout_s: float = 2.0
     store_timeout_s: float = 5.0
     breaker_threshold: int = 3
     breaker_cooldown_s: float = 30.0
+    store_breaker_cooldown_s: float = 1.0
 
     def __post_init__(self) -> None:
         _at_least(self.decider_timeout_s, 0.0, "decider_timeout_s")
         _at_least(self.store_timeout_s, 0.0, "store_timeout_s")
         _at_least(self.breaker_threshold, 1, "breaker_threshold")
         _at_least(self.breaker_cooldown_s, 0.0, "breaker_cooldown_s")
+        _at_least(self.store_breaker_cooldown_s, 0.0, "store_breaker_cooldown_s")
 
 
 _GROUPS: dict[str, type[Any]] = {
@@ -280,6 +289,7 @@ FLAT_NAMES: Mapping[str, tuple[str, str | None]] = MappingProxyType(
         "store_timeout_s": ("reliability", "store_timeout_s"),
         "breaker_threshold": ("reliability", "breaker_threshold"),
         "breaker_cooldown_s": ("reliability", "breaker_cooldown_s"),
+        "store_breaker_cooldown_s": ("reliability", "store_breaker_cooldown_s"),
         "cache_size": ("cache_size", None),
     }
 )

@@ -58,8 +58,9 @@ class RecallPolicy:
     metrics (:mod:`recallwise.policy.telemetry`); ``trace_content=True`` adds the message text. A remote
     decider or store (``local = False``) is called under ``decider_timeout_s`` /
     ``store_timeout_s``; after ``breaker_threshold`` consecutive failing calls its circuit
-    opens and it is not called for ``breaker_cooldown_s`` (the turn fails open for a decider,
-    injects nothing for a store, and the trace and ``stats`` say so).
+    opens and it is not called for ``breaker_cooldown_s`` (a decider; the turn fails open) or
+    ``store_breaker_cooldown_s`` (a store; the turn injects nothing), and the trace and ``stats``
+    say so.
     """
 
     def __init__(
@@ -104,8 +105,9 @@ class RecallPolicy:
         o = self.options.reliability
         self.breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
         # The same rule for a remote store: a dead database would otherwise cost every turn
-        # ``store_timeout_s`` while its connection pool retries.
-        self.store_breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
+        # ``store_timeout_s`` while its connection pool retries (a shorter cool-down: see
+        # ReliabilityOptions).
+        self.store_breaker = CircuitBreaker(o.breaker_threshold, o.store_breaker_cooldown_s)
         self.searcher = GuardedSearcher(
             store,
             Guard(

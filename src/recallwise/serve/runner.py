@@ -7,6 +7,7 @@ every worker has its own store connection, model and batcher, as separate replic
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import json
 import os
@@ -137,6 +138,22 @@ def _mount_mcp(app: Any, service: MemoryService, keyring: Any, token_budget: int
     mount_mcp(app, service, keyring, actor_id=actor, token_budget=budget)
 
 
+def log_config(access_log: bool) -> dict[str, Any]:
+    """uvicorn's logging: warnings and errors only, and with ``--access-log`` one line per
+    request (uvicorn's access logger at info) on stderr, where stdout holds ``--json``'s object.
+
+    Levels are set here, not with uvicorn's ``log_level``, which would set the access logger's too.
+    """
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["uvicorn"]["level"] = "WARNING"
+    config["loggers"]["uvicorn.error"]["level"] = "WARNING"
+    config["loggers"]["uvicorn.access"]["level"] = "INFO" if access_log else "WARNING"
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    return config
+
+
 def app_from_env() -> Any:
     """The app of one worker process (uvicorn's factory with ``--workers N``); a worker that cannot
     build it (the database went away since start-up) says why in one line and exits."""
@@ -172,7 +189,7 @@ def run(settings: Settings, *, on_ready: Any = None) -> None:
     common: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
-        "log_level": "warning",
+        "log_config": log_config(settings.access_log),
         "access_log": settings.access_log,
         "timeout_graceful_shutdown": 30,
         "server_header": False,

@@ -27,6 +27,7 @@ from ..embeddings.batching import BatchingEmbedder
 from ..errors import InvalidIdError, InvalidValueError, RecallwiseError, StoreError, UsageError
 from ..extraction.pipeline import ExtractionLimitError, ExtractionLimits, extract_and_store
 from ..policy import RecallPolicy
+from ..policy.breaker import Attempt
 from ..policy.turn import Recall
 from ..records import (
     Event,
@@ -154,6 +155,7 @@ class MemoryService:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="recallwise-ready"), repr=False
     )
     _ready_check: Future[int] | None = field(default=None, repr=False)
+    _ready_attempt: Attempt | None = field(default=None, repr=False)
     _ready_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -568,20 +570,57 @@ class MemoryService:
 
     # ---- health ---------------------------------------------------------------------------------
     def ready(self) -> dict[str, Any]:
-        """Whether the store answers (within ``limits.ready_timeout_s``) and the model is loaded;
-        raises :class:`StoreError` if not."""
+        """Whether the store answers (within ``limits.ready_timeout_s``), its circuit is closed and
+        the model is loaded; raises :class:`StoreError` if not.
+
+        While a remote store's circuit is open every recall injects nothing, so the service is not
+        ready. The check goes through the same breaker as recall: once the cool-down is over it
+        may be the circuit's trial call, so a replica taken out of rotation (and sent no recalls)
+        still finds out that its store is back.
+        """
+        breaker = None if self.policy.searcher.local else self.policy.store_breaker
         with self._ready_lock:
             if self._ready_check is None or self._ready_check.done():
+                attempt = breaker.allow() if breaker is not None else None
+                if breaker is not None and attempt is None:
+                    raise StoreError(
+                        f"the store's circuit is open after repeated failures ({breaker.refusal()})",
+                        kind="unavailable",
+                    )
                 self._ready_check = self._ready_pool.submit(self.store.count_records)
-            check = self._ready_check
+                self._ready_attempt = attempt
+                self._ready_check.add_done_callback(lambda done: self._settle_ready(done, attempt))
+            check, attempt = self._ready_check, self._ready_attempt
         try:
             check.result(timeout=self.limits.ready_timeout_s)
         except FutureTimeout:
+            if breaker is not None and attempt is not None:
+                breaker.release(attempt)  # slow is not down: recall's own deadline decides that
             raise StoreError(
                 f"the store did not answer within {self.limits.ready_timeout_s:g} s", kind="timeout"
             ) from None
+        finally:
+            if check.done():
+                self._settle_ready(check, attempt)  # before reading the circuit's state below
+        if breaker is not None and breaker.state != "closed":
+            raise StoreError(
+                f"the store's circuit is open after repeated failures ({breaker.refusal()})",
+                kind="unavailable",
+            )
         # the kind only: /readyz answers without a key, and a URL names hosts, files and users
         return {"store": store_kind(self.store), "embedder": self.store.embedder.name}
+
+    def _settle_ready(self, check: Future[int], attempt: Attempt | None) -> None:
+        """Tell the store's breaker how a readiness check went (once; later calls change nothing)."""
+        if attempt is None:
+            return
+        breaker = self.policy.store_breaker
+        if check.cancelled():
+            breaker.release(attempt)
+        elif check.exception() is None:
+            breaker.success(attempt)
+        else:
+            breaker.failure(attempt)
 
     def close(self) -> None:
         self._ready_pool.shutdown(wait=False, cancel_futures=True)

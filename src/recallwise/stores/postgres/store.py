@@ -20,7 +20,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from ..._renamed import OLD_DEFAULT_SCHEMA, notice
 from ...embeddings import Embedder, default_embedder, make_embedder
@@ -37,7 +37,16 @@ from ..base import (
     where_equal,
 )
 from ..urls import choose_embedder
-from .connection import DEFAULT_CONNECT_TIMEOUT, connect, error_kind, quote_ident, reason, split_url
+from .connection import (
+    DEFAULT_CONNECT_TIMEOUT,
+    ReconnectingPool,
+    connect,
+    error_kind,
+    lost_server,
+    quote_ident,
+    reason,
+    split_url,
+)
 from .ingest import bulk_load, copy_in, staging_rows
 from .migrations import SchemaContext, advisory_key, migrate, recorded_embedder
 from .planner import (
@@ -64,6 +73,13 @@ _RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_
 # A dense hit: the record and its (full-precision) cosine similarity to the query.
 _HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - (r.embedding <=> %(query)s) AS cosine"
 
+#: How long a call waits for a pooled connection while the database is unreachable (a connection
+#: was lost, or none came within the pool's timeout, and none has been made since), instead of
+#: the pool's timeout (``connect_timeout`` + 5 s): during an outage a write fails in this time
+#: with a StoreError naming the store, not after 15 s, and a connection the pool makes meanwhile
+#: (it retries every 2 s at most) is taken at once.
+UNREACHABLE_WAIT_S = 0.5
+
 
 def actor_lock_keys(schema: str, actor_id: str) -> tuple[int, int]:
     """The two 32-bit advisory-lock keys of ``actor_id``'s writes in ``schema`` (the two-key space
@@ -87,6 +103,11 @@ class PostgresStore(ThreadedAsyncMethods):
     ``pool_size`` caps the connections this store keeps open. ``create=False`` opens only an
     existing store (read-only commands): a schema recallwise never made is a :class:`UsageError`
     and nothing is created in the database.
+
+    When the database goes away the pool tries to reconnect every 2 s at most
+    (:class:`.connection.ReconnectingPool`), and until a connection is made again each call
+    waits at most :data:`UNREACHABLE_WAIT_S` for one before its :class:`StoreError`
+    (``kind="unavailable"``): an outage costs a caller half a second, not the pool's timeout.
     """
 
     local = False
@@ -140,6 +161,8 @@ class PostgresStore(ThreadedAsyncMethods):
         self._held = threading.local()  # this thread's connection inside transaction()
         # threads of this process wait for an actor here, not holding a pooled connection each
         self._actor_stripes = [threading.Lock() for _ in range(64)]
+        #: why the database is unreachable (the last connection error), None while it is not
+        self.unreachable: str | None = None
         with self._connect() as conn:
             if not schema_named:
                 self.schema = self._default_schema(conn)
@@ -148,7 +171,7 @@ class PostgresStore(ThreadedAsyncMethods):
             self.embedder: Embedder = chosen or self._recorded_embedder(conn) or default_embedder()
             self.dimension = int(self.embedder.dimension)
             self._migrate(conn)
-        self._pool: ConnectionPool[psycopg.Connection[TupleRow]] = ConnectionPool(
+        self._pool = ReconnectingPool(
             self._conninfo,
             min_size=1,
             max_size=max(1, pool_size),
@@ -185,26 +208,38 @@ class PostgresStore(ThreadedAsyncMethods):
         }
         for name, value in settings.items():
             conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        self.unreachable = None  # the pool has just made a connection
 
     @contextmanager
     def _conn(self, action: str) -> Iterator[psycopg.Connection[TupleRow]]:
         """A pooled connection (inside :meth:`transaction`, this thread's); database errors become a
-        :class:`StoreError` naming ``action``."""
+        :class:`StoreError` naming ``action``.
+
+        While the database is unreachable the wait for a connection is :data:`UNREACHABLE_WAIT_S`.
+        """
+        down = self.unreachable
         try:
             held: psycopg.Connection[TupleRow] | None = getattr(self._held, "conn", None)
             if held is not None:
                 yield held
             else:
-                with self._pool.connection() as conn:
+                with self._pool.connection(timeout=UNREACHABLE_WAIT_S if down else None) as conn:
                     yield conn
         except PoolTimeout as exc:
+            if down is None:
+                self.unreachable = down = f"no connection within {self._pool.timeout:g} s"
             raise StoreError(
-                f"{action}: no connection to {self.url}: {reason(exc)}", kind="unavailable"
+                f"{action}: no connection to {self.url}: the database is unreachable (last error: {down})",
+                kind="unavailable",
             ) from exc
         except psycopg.errors.UniqueViolation as exc:
             raise StoreError(f"{action}: {reason(exc)}") from exc
         except psycopg.Error as exc:
+            if lost_server(exc):
+                self.unreachable = reason(exc)
             raise StoreError(f"{action} on {self.url} failed: {reason(exc)}", kind=error_kind(exc)) from exc
+        else:
+            self.unreachable = None
 
     @contextmanager
     def transaction(self, actor_id: str | None = None) -> Iterator[None]:
