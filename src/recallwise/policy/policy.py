@@ -425,6 +425,12 @@ class RecallPolicy:
                     session_id=turn.session_id,
                     decider=self.stats.decider or "none",
                     message=turn.request.message,
+                    stock_tokens=stages.stock_context_tokens(
+                        turn,
+                        self.options.search.top_k,
+                        self.options.keep.relevance_score,
+                        self.options.limits,
+                    ),
                 )
             except Exception as exc:  # the log is for looking back; it must not fail the turn
                 self.stats.error("log", error_kind(exc))

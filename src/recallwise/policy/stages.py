@@ -59,6 +59,7 @@ __all__ = [
     "rescore_conversation",
     "route",
     "search",
+    "stock_context_tokens",
 ]
 
 
@@ -490,6 +491,36 @@ def keep_judged(turn: Turn, candidates: list[Candidate], judged: bool, keep_rule
     pairs = [(c, hit) for c, (_, hit) in zip(candidates, turn.hits, strict=True) if c.kept]
     pairs.sort(key=lambda pair: -(pair[0].judge_p if pair[0].judge_p is not None else pair[1].score))
     turn.kept = [KeptRecord(hit.record, c.text, c.namespace, hit.score, c.judge_p) for c, hit in pairs]
+
+
+def stock_context_tokens(turn: Turn, top_k: int, floor: float, limits: LimitOptions) -> int | None:
+    """Tokens the stock arm would have injected this turn, from the turn's own search: the
+    first ``top_k`` hits of each namespace (by score) scoring at least ``floor``, packed as
+    :func:`pack` packs. None when that search cannot tell: the turn did not search (a closed
+    gate), searched fewer namespaces or fewer records than the stock arm, searched a
+    follow-up's two messages, or the store failed. (A hybrid search's first hits by score are
+    the stock arm's dense ones unless the lexical ranking pushed one out of the deeper gated
+    search: rare, and only ever an undercount.)"""
+    trace = turn.trace
+    if not trace.gated:
+        return trace.context_tokens
+    every = turn.conversation[2]
+    if (
+        not trace.namespaces_searched
+        or set(trace.namespaces_searched) != set(every)
+        or turn.top_k < top_k
+        or turn.follow_up
+        or any(kind.startswith("store:") for kind in trace.error_kinds)
+    ):
+        return None
+    texts: list[str] = []
+    for namespace in every:
+        hits = sorted((hit for ns, hit in turn.hits if ns == namespace), key=lambda hit: -hit.score)
+        texts.extend(render_text(hit.record.text) for hit in hits[:top_k] if hit.score >= floor)
+    context, _ = pack_context(
+        texts, max_record_chars=limits.max_record_chars, max_context_chars=limits.max_context_chars
+    )
+    return count_tokens(context)
 
 
 def keep_above_floor(turn: Turn, candidates: list[Candidate], floor: float) -> None:
