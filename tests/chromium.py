@@ -125,7 +125,7 @@ class Chromium:
         )
         if "exceptionDetails" in result:
             raise RuntimeError(f"page script failed: {result['exceptionDetails']}")
-        return result["result"]["value"]
+        return result["result"].get("value")  # undefined has no value
 
     def screenshot(self, x: float, y: float, width: float, height: float) -> bytes:
         clip = {"x": x, "y": y, "width": width, "height": height, "scale": 1}

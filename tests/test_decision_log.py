@@ -242,17 +242,22 @@ def test_pages_are_newest_first_filtered_and_keyset_paged(seeded, tmp_path):
 
 
 def test_the_stock_arms_tokens_are_what_the_stock_arm_injects(seeded, tmp_path):
-    """An opened turn logs the tokens the stock arm would have injected from its own search: the
-    same number a real stock policy injects for the message; a closed gate logs none (unknown)."""
+    """Every turn logs the tokens the stock arm would have injected: read from an opened turn's
+    own search, or found by a stock search of the log's own after a closed one; the same numbers
+    a real stock policy injects for those messages."""
     log, recalls = _three_turns(seeded, tmp_path / "d.db")
     stock = RecallPolicy(seeded, decider=None, namespaces=NS)
-    stock_tea = stock.recall("What tea should I buy?", actor_id="u")
+    expected = [
+        stock.recall(m, actor_id=a).trace.context_tokens
+        for m, a in [("Hello!", "u"), ("What tea should I buy?", "u"), ("What should I drink?", "v")]
+    ]
     stock.close()
     with log:
-        hello, tea, _ = log.turns()
-    assert hello.stock_tokens is None and hello.context_tokens == 0
-    assert tea.context_tokens == recalls[1].trace.context_tokens > 0
-    assert tea.stock_tokens == stock_tea.trace.context_tokens > tea.context_tokens
+        turns = log.turns()
+    assert [t.stock_tokens for t in turns] == expected
+    assert [t.context_tokens for t in turns] == [r.trace.context_tokens for r in recalls]
+    assert turns[0].context_tokens == 0 < turns[0].stock_tokens  # the closed gate saved them all
+    assert 0 < turns[1].context_tokens < turns[1].stock_tokens  # the judge dropped the code record
 
 
 V1_LAYOUT = """

@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +46,8 @@ __all__ = ["LOG_ENV", "LOG_SCHEMA_VERSION", "DecisionLog", "LoggedTurn", "TurnFi
 LOG_ENV = "RECALLWISE_LOG"
 #: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
 LOG_SCHEMA_VERSION = 2
+#: rows waiting for their stock figure at most (past it, a burst's figures are left unknown)
+_LATER_QUEUE = 1000
 
 
 # ---- the layout, one step per version ------------------------------------------------------------
@@ -261,6 +264,13 @@ class DecisionLog:
             raise UsageError(f"cannot use {str(self.path)!r} as a decision log: {exc}") from exc
         self._lock = threading.Lock()
         self._read_lock = threading.Lock()
+        # what a row waits for (the stock arm's tokens), filled in by one thread off the turns'
+        self._later: queue.Queue[tuple[int, Callable[[], int]] | None] = queue.Queue(_LATER_QUEUE)
+        self._later_thread: threading.Thread | None = None
+        self._unsettled = 0
+        self._settled = threading.Condition()
+        #: rows whose stock figure was left unknown because the queue was full (a burst of turns)
+        self.stock_skipped = 0
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -302,8 +312,12 @@ class DecisionLog:
         decider: str,
         message: str,
         stock_tokens: int | None = None,
+        stock_later: Callable[[], int] | None = None,
     ) -> None:
-        """Append one turn (``stock_tokens``: what the stock arm would have injected, when known)."""
+        """Append one turn. ``stock_tokens``: what the stock arm would have injected, when known;
+        else ``stock_later`` finds out (a search of its own), run on the log's own thread after
+        the row is written: the turn never waits for it, and a read of the log waits (briefly)
+        for what is pending. A ``stock_later`` that fails leaves the figure unknown."""
         kept, dropped = trace.kept, trace.dropped
         body = trace.as_dict()
         if not self.content:
@@ -327,12 +341,50 @@ class DecisionLog:
             json.dumps(body, ensure_ascii=False, default=str),
         )
         with self._lock:
-            self._conn.execute(
+            cursor = self._conn.execute(
                 "INSERT INTO turns (at, actor_id, session_id, decider, message, gate_p, gate_threshold, "
                 "gate_open, retrieved, kept, dropped, errors, total_ms, context_tokens, stock_tokens, "
                 "trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
+        if stock_tokens is None and stock_later is not None:
+            self._run_later(int(cursor.lastrowid or 0), stock_later)
+
+    def _run_later(self, seq: int, stock: Callable[[], int]) -> None:
+        with self._settled:
+            if self._later_thread is None:
+                self._later_thread = threading.Thread(
+                    target=self._later_loop, name="recallwise-log", daemon=True
+                )
+                self._later_thread.start()
+            try:
+                self._later.put_nowait((seq, stock))
+            except queue.Full:
+                self.stock_skipped += 1
+                return
+            self._unsettled += 1
+
+    def _later_loop(self) -> None:
+        while True:
+            item = self._later.get()
+            if item is None:
+                return
+            seq, stock = item
+            try:
+                tokens = stock()
+                with self._lock:
+                    self._conn.execute("UPDATE turns SET stock_tokens = ? WHERE seq = ?", (tokens, seq))
+            except Exception:  # the figure stays unknown; the turn was answered long ago
+                pass
+            finally:
+                with self._settled:
+                    self._unsettled -= 1
+                    self._settled.notify_all()
+
+    def settle(self, timeout_s: float = 5.0) -> bool:
+        """Wait up to ``timeout_s`` for the figures still pending; True when none is."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._unsettled == 0, timeout_s)
 
     def add_labels(
         self,
@@ -400,6 +452,7 @@ class DecisionLog:
         """Up to ``limit`` turns matching ``where``, newest first, older than turn ``before``
         when given (the last turn of the previous page: keyset paging, as fast on page 1,000 as
         on page 1)."""
+        self.settle()
         clauses, args = (where or TurnFilter()).where()
         if before is not None:
             clauses.append("seq < ?")
@@ -414,11 +467,13 @@ class DecisionLog:
 
     def turn(self, seq: int) -> LoggedTurn | None:
         """Turn ``seq`` with its labels, or None."""
+        self.settle()
         found = self._load([int(seq)])
         return found[0] if found else None
 
     def labelled_turns(self, where: TurnFilter | None = None) -> list[LoggedTurn]:
         """Every labelled turn matching ``where``, oldest first."""
+        self.settle()
         clauses, args = (where or TurnFilter()).where()
         sql = (
             "SELECT seq FROM turns WHERE seq IN (SELECT turn_seq FROM gate_labels "
@@ -479,6 +534,11 @@ class DecisionLog:
         return [by_seq[s] for s in seqs if s in by_seq]
 
     def close(self) -> None:
+        if self._later_thread is not None:
+            self.settle()
+            self._later.put(None)
+            self._later_thread.join(timeout=5.0)
+            self._later_thread = None
         with self._lock, self._read_lock:
             self._conn.close()
             self._reader.close()

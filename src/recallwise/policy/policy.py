@@ -425,17 +425,22 @@ class RecallPolicy:
                     session_id=turn.session_id,
                     decider=self.stats.decider or "none",
                     message=turn.request.message,
-                    stock_tokens=stages.stock_context_tokens(
-                        turn,
-                        self.options.search.top_k,
-                        self.options.keep.relevance_score,
-                        self.options.limits,
-                    ),
+                    **self._stock_tokens(turn),
                 )
             except Exception as exc:  # the log is for looking back; it must not fail the turn
                 self.stats.error("log", error_kind(exc))
                 recall.trace.errors.append(f"log: {type(exc).__name__}: {exc}")
         return recall
+
+    def _stock_tokens(self, turn: Turn) -> dict[str, Any]:
+        """What the stock arm would have injected, for the log: from the turn's own search when
+        it tells, else a search of the stock arm's own for the log to run later."""
+        o = self.options
+        top_k, floor = o.search.top_k, o.keep.relevance_score
+        known = stages.stock_context_tokens(turn, top_k, floor, o.limits)
+        if known is not None:
+            return {"stock_tokens": known}
+        return {"stock_later": stages.stock_search(turn, self.store, top_k, floor, o.limits)}
 
     # ---- the rest ---------------------------------------------------------------------------------
     def gate_questions(self, *, follow_up: bool = False) -> dict[str, Question]:

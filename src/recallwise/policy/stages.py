@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,8 @@ __all__ = [
     "route",
     "search",
     "stock_context_tokens",
+    "stock_search",
+    "stock_tokens_of",
 ]
 
 
@@ -493,34 +496,69 @@ def keep_judged(turn: Turn, candidates: list[Candidate], judged: bool, keep_rule
     turn.kept = [KeptRecord(hit.record, c.text, c.namespace, hit.score, c.judge_p) for c, hit in pairs]
 
 
+def stock_tokens_of(hits: Sequence[SearchHit], floor: float, limits: LimitOptions) -> int:
+    """Tokens the stock arm injects for ``hits`` (in the store's order): those scoring at least
+    ``floor``, packed as :func:`pack` packs."""
+    texts = [render_text(hit.record.text) for hit in hits if hit.score >= floor]
+    context, _ = pack_context(
+        texts, max_record_chars=limits.max_record_chars, max_context_chars=limits.max_context_chars
+    )
+    return count_tokens(context)
+
+
 def stock_context_tokens(turn: Turn, top_k: int, floor: float, limits: LimitOptions) -> int | None:
-    """Tokens the stock arm would have injected this turn, from the turn's own search: the
-    first ``top_k`` hits of each namespace (by score) scoring at least ``floor``, packed as
-    :func:`pack` packs. None when that search cannot tell: the turn did not search (a closed
-    gate), searched fewer namespaces or fewer records than the stock arm, searched a
-    follow-up's two messages, or the store failed. (A hybrid search's first hits by score are
-    the stock arm's dense ones unless the lexical ranking pushed one out of the deeper gated
-    search: rare, and only ever an undercount.)"""
+    """Tokens the stock arm would have injected this turn, read from the turn's own search when
+    it tells: the turn searched every namespace of the policy at least ``top_k`` deep (the first
+    ``top_k`` hits of each by score are then the stock arm's, unless a hybrid search's lexical
+    ranking pushed one out of the deeper gated search: rare, and only ever an undercount). None
+    when it does not tell (a closed gate, a route, a follow-up, a store error):
+    :func:`stock_search` then finds out."""
     trace = turn.trace
     if not trace.gated:
         return trace.context_tokens
     every = turn.conversation[2]
     if (
-        not trace.namespaces_searched
+        not every
         or set(trace.namespaces_searched) != set(every)
         or turn.top_k < top_k
         or turn.follow_up
         or any(kind.startswith("store:") for kind in trace.error_kinds)
     ):
         return None
-    texts: list[str] = []
+    hits: list[SearchHit] = []
     for namespace in every:
-        hits = sorted((hit for ns, hit in turn.hits if ns == namespace), key=lambda hit: -hit.score)
-        texts.extend(render_text(hit.record.text) for hit in hits[:top_k] if hit.score >= floor)
-    context, _ = pack_context(
-        texts, max_record_chars=limits.max_record_chars, max_context_chars=limits.max_context_chars
+        found = sorted((hit for ns, hit in turn.hits if ns == namespace), key=lambda hit: -hit.score)
+        hits.extend(found[:top_k])
+    return stock_tokens_of(hits, floor, limits)
+
+
+def stock_search(
+    turn: Turn, store: Any, top_k: int, floor: float, limits: LimitOptions
+) -> Callable[[], int] | None:
+    """The stock arm's own search for this turn, to run later (the decision log runs it off the
+    turn's thread): every namespace of the policy, dense, ``top_k`` deep, with the turn's query
+    vector (no second embedding). None when the turn has no such search (no text, a follow-up,
+    a :meth:`~recallwise.RecallPolicy.judge` of foreign hits)."""
+    every = turn.conversation[2]
+    if turn.vector is None or turn.follow_up or not every:
+        return None
+    request = SearchRequest(
+        every[0],
+        turn.vector,
+        top_k,
+        actor_id=turn.actor_id,
+        text=turn.request.message,
+        mode="dense",
+        extensions=turn.extensions,
     )
-    return count_tokens(context)
+
+    def tokens() -> int:
+        hits: list[SearchHit] = []
+        for namespace in every:
+            hits.extend(store.search(replace(request, namespace=namespace)))
+        return stock_tokens_of(hits, floor, limits)
+
+    return tokens
 
 
 def keep_above_floor(turn: Turn, candidates: list[Candidate], floor: float) -> None:
