@@ -89,6 +89,24 @@ def test_a_failing_log_never_fails_the_turn_and_is_counted(seeded, tmp_path):
     policy.close()  # a log passed in belongs to the caller: not closed twice
 
 
+def test_a_row_the_logs_thread_cannot_write_is_counted(seeded, tmp_path):
+    """Rows are written on the log's own thread: one that fails there is counted in the
+    policy's stats all the same (the turn was answered already)."""
+    import sqlite3
+
+    log = DecisionLog(tmp_path / "d.db")
+    policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=log)
+    with sqlite3.connect(tmp_path / "d.db") as other:
+        other.execute("ALTER TABLE turns RENAME TO gone")
+    other.close()
+    recall = policy.recall("What tea should I buy?", actor_id="u")
+    assert "green tea" in recall.context
+    assert log.settle()
+    assert policy.stats.log_errors == 1 and list(policy.stats.errors_by_kind) == ["log:OperationalError"]
+    policy.close()
+    log.close()
+
+
 def test_concurrent_turns_are_all_logged(seeded, tmp_path):
     path = tmp_path / "d.db"
     policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=path)

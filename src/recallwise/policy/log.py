@@ -14,10 +14,13 @@ NULL, the trace's candidates have no ``text``): only ids, numbers and decisions.
 default keeps them (the log is for looking back, in the place the memory itself lives);
 ``recallwise serve`` keeps them only with ``--log-content``.
 
-Writing a row costs a fraction of a millisecond (WAL, no fsync per row) and happens after the
-turn's timing stopped; a failure to write is counted in ``stats`` and noted in the trace, and
-never fails the turn. Reads (the inspector's pages) use their own connection, so a page being
-read never holds up a turn being written; a page is one covering-index scan in ``seq`` order.
+A turn only hands its row to the log (a copy of its trace, tens of microseconds, after the
+turn's timing stopped): the log's own thread writes the rows (WAL, no fsync per row, a burst in
+one transaction) and counts what the stock arm would have injected. A row that cannot be
+written is counted in ``stats`` (and noted in the trace when the log is closed already), and
+never fails the turn. Reads wait for the queued rows, then use their own connection, so a page
+being read never holds up a row being written; a page is one covering-index scan in ``seq``
+order.
 
 The layout is versioned in SQLite's ``user_version``; a file from an older release is migrated
 on open (ordered steps, one transaction), a file from a newer release is refused.
@@ -25,6 +28,7 @@ on open (ordered steps, one transaction), a file from a newer release is refused
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -46,8 +50,9 @@ __all__ = ["LOG_ENV", "LOG_SCHEMA_VERSION", "DecisionLog", "LoggedTurn", "TurnFi
 LOG_ENV = "RECALLWISE_LOG"
 #: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
 LOG_SCHEMA_VERSION = 2
-#: rows waiting for their stock figure at most (past it, a burst's figures are left unknown)
-_LATER_QUEUE = 1000
+#: rows queued for the log's thread at most (a turn waits past it), and rows per transaction
+_QUEUE = 1000
+_BATCH = 100
 
 
 # ---- the layout, one step per version ------------------------------------------------------------
@@ -218,6 +223,45 @@ class TurnFilter:
         return clauses, args
 
 
+@dataclass
+class _Row:
+    """A turn waiting for the log's thread: what :meth:`DecisionLog.write` took from it."""
+
+    at: str
+    actor_id: str
+    session_id: str | None
+    decider: str
+    message: str | None
+    trace: dict[str, Any]
+    kept: int
+    dropped: int
+    stock_tokens: int | None
+    stock_later: Callable[[], int] | None
+    on_error: Callable[[Exception], None] | None
+
+    def values(self, stock_tokens: int | None, content: bool) -> tuple[Any, ...]:
+        trace = self.trace if content else _without_content(self.trace)
+        gate_open = trace["gate_open"]
+        return (
+            self.at,
+            self.actor_id,
+            self.session_id,
+            self.decider,
+            self.message,
+            trace["gate_p"],
+            trace["gate_threshold"],
+            None if gate_open is None else int(gate_open),
+            int(bool(trace["namespaces_searched"])),
+            self.kept,
+            self.dropped,
+            len(trace["errors"]),
+            trace["timings_ms"].get("total"),
+            trace["context_tokens"],
+            stock_tokens,
+            json.dumps(trace, ensure_ascii=False, default=str),
+        )
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
 
@@ -264,12 +308,13 @@ class DecisionLog:
             raise UsageError(f"cannot use {str(self.path)!r} as a decision log: {exc}") from exc
         self._lock = threading.Lock()
         self._read_lock = threading.Lock()
-        # what a row waits for (the stock arm's tokens), filled in by one thread off the turns'
-        self._later: queue.Queue[tuple[int, Callable[[], int]] | None] = queue.Queue(_LATER_QUEUE)
-        self._later_thread: threading.Thread | None = None
+        # rows are written by one thread of the log's own (started with the first row)
+        self._queue: queue.Queue[_Row | None] = queue.Queue(_QUEUE)
+        self._writer: threading.Thread | None = None
         self._unsettled = 0
         self._settled = threading.Condition()
-        #: rows whose stock figure was left unknown because the queue was full (a burst of turns)
+        self._closed = False
+        #: rows whose stock figure was left unknown because the log was falling behind
         self.stock_skipped = 0
 
     def _connect(self) -> sqlite3.Connection:
@@ -313,76 +358,98 @@ class DecisionLog:
         message: str,
         stock_tokens: int | None = None,
         stock_later: Callable[[], int] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
     ) -> None:
-        """Append one turn. ``stock_tokens``: what the stock arm would have injected, when known;
-        else ``stock_later`` finds out (a search of its own), run on the log's own thread after
-        the row is written: the turn never waits for it, and a read of the log waits (briefly)
-        for what is pending. A ``stock_later`` that fails leaves the figure unknown."""
-        kept, dropped = trace.kept, trace.dropped
-        body = trace.as_dict()
-        if not self.content:
-            body = _without_content(body)
-        row = (
-            _now(),
-            actor_id,
-            session_id,
-            decider,
-            message[: self.max_message_chars] if self.content else None,
-            trace.gate_p,
-            trace.gate_threshold,
-            None if trace.gate_open is None else int(trace.gate_open),
-            int(bool(trace.namespaces_searched)),
-            len(kept),
-            len(dropped),
-            len(trace.errors),
-            trace.timings_ms.get("total"),
-            trace.context_tokens,
-            stock_tokens,
-            json.dumps(body, ensure_ascii=False, default=str),
+        """Append one turn: the caller's thread takes a copy of the trace and queues it; the log's
+        own thread writes the row (a burst in one transaction), so a turn never waits on SQLite.
+        A read of the log first waits for what is queued.
+
+        ``stock_tokens``: what the stock arm would have injected, when known; else ``stock_later``
+        counts it (from the turn's hits, or a search of its own) on the log's thread. A
+        ``stock_later`` that fails, or is skipped while over half the queue waits, leaves the
+        figure unknown (``stock_skipped`` counts the skips). ``on_error`` hears of a row that
+        could not be written (the policy counts it in ``stats``)."""
+        if self._closed:
+            raise sqlite3.ProgrammingError(f"the decision log {str(self.path)!r} is closed")
+        row = _Row(
+            at=_now(),
+            actor_id=actor_id,
+            session_id=session_id,
+            decider=decider,
+            message=message[: self.max_message_chars] if self.content else None,
+            trace=trace.as_dict(),  # a copy: the caller may add to its trace afterwards
+            kept=len(trace.kept),
+            dropped=len(trace.dropped),
+            stock_tokens=stock_tokens,
+            stock_later=stock_later,
+            on_error=on_error,
         )
-        with self._lock:
-            cursor = self._conn.execute(
-                "INSERT INTO turns (at, actor_id, session_id, decider, message, gate_p, gate_threshold, "
-                "gate_open, retrieved, kept, dropped, errors, total_ms, context_tokens, stock_tokens, "
-                "trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
-        if stock_tokens is None and stock_later is not None:
-            self._run_later(int(cursor.lastrowid or 0), stock_later)
-
-    def _run_later(self, seq: int, stock: Callable[[], int]) -> None:
         with self._settled:
-            if self._later_thread is None:
-                self._later_thread = threading.Thread(
-                    target=self._later_loop, name="recallwise-log", daemon=True
-                )
-                self._later_thread.start()
-            try:
-                self._later.put_nowait((seq, stock))
-            except queue.Full:
-                self.stock_skipped += 1
-                return
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="recallwise-log", daemon=True)
+                self._writer.start()
             self._unsettled += 1
+        self._queue.put(row)
 
-    def _later_loop(self) -> None:
+    def _write_loop(self) -> None:
         while True:
-            item = self._later.get()
-            if item is None:
-                return
-            seq, stock = item
+            rows = [self._queue.get()]
+            while len(rows) < _BATCH:
+                try:
+                    rows.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = None in rows
+            if stop:  # closing: what was queued before the close is written too
+                with contextlib.suppress(queue.Empty):
+                    while True:
+                        rows.append(self._queue.get_nowait())
+            written = [r for r in rows if r is not None]
             try:
-                tokens = stock()
-                with self._lock:
-                    self._conn.execute("UPDATE turns SET stock_tokens = ? WHERE seq = ?", (tokens, seq))
-            except Exception:  # the figure stays unknown; the turn was answered long ago
-                pass
+                self._write_rows(written)
             finally:
                 with self._settled:
-                    self._unsettled -= 1
+                    self._unsettled -= len(written)
                     self._settled.notify_all()
+            if stop:
+                return
 
-    def settle(self, timeout_s: float = 5.0) -> bool:
-        """Wait up to ``timeout_s`` for the figures still pending; True when none is."""
+    def _write_rows(self, rows: list[_Row]) -> None:
+        values = []
+        for row in rows:
+            stock = row.stock_tokens
+            if stock is None and row.stock_later is not None:
+                if self._queue.qsize() > _QUEUE // 2:
+                    self.stock_skipped += 1  # falling behind: rows first, figures when there is time
+                else:
+                    try:
+                        stock = int(row.stock_later())
+                    except Exception:  # the figure stays unknown; the turn was answered long ago
+                        stock = None
+            values.append(row.values(stock, self.content))
+        try:
+            with self._lock:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self._conn.executemany(
+                        "INSERT INTO turns (at, actor_id, session_id, decider, message, gate_p, "
+                        "gate_threshold, gate_open, retrieved, kept, dropped, errors, total_ms, "
+                        "context_tokens, stock_tokens, trace) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        values,
+                    )
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+        except Exception as exc:
+            for row in rows:
+                if row.on_error is not None:
+                    with contextlib.suppress(Exception):
+                        row.on_error(exc)
+
+    def settle(self, timeout_s: float = 10.0) -> bool:
+        """Wait up to ``timeout_s`` for the queued rows to be written; True when none waits."""
         with self._settled:
             return self._settled.wait_for(lambda: self._unsettled == 0, timeout_s)
 
@@ -534,11 +601,15 @@ class DecisionLog:
         return [by_seq[s] for s in seqs if s in by_seq]
 
     def close(self) -> None:
-        if self._later_thread is not None:
-            self.settle()
-            self._later.put(None)
-            self._later_thread.join(timeout=5.0)
-            self._later_thread = None
+        """Write what is queued, then close the file."""
+        with self._settled:
+            if self._closed:
+                return
+            self._closed = True
+            writer = self._writer
+        if writer is not None:
+            self._queue.put(None)
+            writer.join(timeout=30.0)
         with self._lock, self._read_lock:
             self._conn.close()
             self._reader.close()

@@ -60,8 +60,7 @@ __all__ = [
     "rescore_conversation",
     "route",
     "search",
-    "stock_context_tokens",
-    "stock_search",
+    "stock_tokens_later",
     "stock_tokens_of",
 ]
 
@@ -506,42 +505,30 @@ def stock_tokens_of(hits: Sequence[SearchHit], floor: float, limits: LimitOption
     return count_tokens(context)
 
 
-def stock_context_tokens(turn: Turn, top_k: int, floor: float, limits: LimitOptions) -> int | None:
-    """Tokens the stock arm would have injected this turn, read from the turn's own search when
-    it tells: the turn searched every namespace of the policy at least ``top_k`` deep (the first
-    ``top_k`` hits of each by score are then the stock arm's, unless a hybrid search's lexical
-    ranking pushed one out of the deeper gated search: rare, and only ever an undercount). None
-    when it does not tell (a closed gate, a route, a follow-up, a store error):
-    :func:`stock_search` then finds out."""
-    trace = turn.trace
-    if not trace.gated:
-        return trace.context_tokens
-    every = turn.conversation[2]
-    if (
-        not every
-        or set(trace.namespaces_searched) != set(every)
-        or turn.top_k < top_k
-        or turn.follow_up
-        or any(kind.startswith("store:") for kind in trace.error_kinds)
-    ):
-        return None
-    hits: list[SearchHit] = []
-    for namespace in every:
-        found = sorted((hit for ns, hit in turn.hits if ns == namespace), key=lambda hit: -hit.score)
-        hits.extend(found[:top_k])
-    return stock_tokens_of(hits, floor, limits)
-
-
-def stock_search(
+def stock_tokens_later(
     turn: Turn, store: Any, top_k: int, floor: float, limits: LimitOptions
 ) -> Callable[[], int] | None:
-    """The stock arm's own search for this turn, to run later (the decision log runs it off the
-    turn's thread): every namespace of the policy, dense, ``top_k`` deep, with the turn's query
-    vector (no second embedding). None when the turn has no such search (no text, a follow-up,
-    a :meth:`~recallwise.RecallPolicy.judge` of foreign hits)."""
-    every = turn.conversation[2]
+    """What the stock arm would have injected this turn, as a count to take later (the decision
+    log takes it off the turn's thread). From the turn's own search when it tells: every
+    namespace of the policy searched at least ``top_k`` deep (the first ``top_k`` hits of each by
+    score are then the stock arm's, unless a hybrid search's lexical ranking pushed one out of the
+    deeper gated search: rare, and only ever an undercount). Otherwise (a closed gate, a route,
+    a store error) the stock arm's own search: every namespace, dense, ``top_k`` deep, with the
+    turn's query vector (no second embedding). None when the turn has no such search (no text,
+    a follow-up, a :meth:`~recallwise.RecallPolicy.judge` of foreign hits)."""
+    trace, every = turn.trace, turn.conversation[2]
     if turn.vector is None or turn.follow_up or not every:
         return None
+    if (
+        set(trace.namespaces_searched) == set(every)
+        and turn.top_k >= top_k
+        and not any(kind.startswith("store:") for kind in trace.error_kinds)
+    ):
+        own: list[SearchHit] = []
+        for namespace in every:
+            found = sorted((hit for ns, hit in turn.hits if ns == namespace), key=lambda hit: -hit.score)
+            own.extend(found[:top_k])
+        return lambda: stock_tokens_of(own, floor, limits)
     request = SearchRequest(
         every[0],
         turn.vector,
@@ -552,13 +539,13 @@ def stock_search(
         extensions=turn.extensions,
     )
 
-    def tokens() -> int:
+    def searched() -> int:
         hits: list[SearchHit] = []
         for namespace in every:
             hits.extend(store.search(replace(request, namespace=namespace)))
         return stock_tokens_of(hits, floor, limits)
 
-    return tokens
+    return searched
 
 
 def keep_above_floor(turn: Turn, candidates: list[Candidate], floor: float) -> None:
