@@ -341,3 +341,28 @@ def test_another_tenants_admin_key_sees_nothing_on_the_page(tenants, browser):
     assert "not logged" in browser.evaluate("document.querySelector('#notice').textContent")
     assert browser.evaluate("document.cookie") == ""
     assert browser.console_errors() == []
+
+
+def test_bench_inspector_times_every_filter_on_a_served_log(capsys):
+    """``recallwise bench inspector`` end to end on a small log: every filter's page answered."""
+    import json
+
+    from recallwise.cli import main
+
+    assert main(["bench", "inspector", "--turns", "2000", "--repeats", "2", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["turns"] == 2000 and result["target_ms"] == 300.0
+    assert set(result["queries"]) == {
+        "newest",
+        "actor",
+        "session",
+        "closed",
+        "errors",
+        "actor_closed",
+        "last_page",
+    }
+    for name, figures in result["queries"].items():
+        assert figures["returned"] > 0, name
+        assert 0 < figures["p50_ms"] <= figures["max_ms"]
+    assert result["queries"]["newest"]["returned"] == 50
+    assert main(["bench", "inspector", "--turns", "10"]) == 2
