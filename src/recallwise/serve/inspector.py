@@ -29,7 +29,7 @@ from html import escape
 from importlib import resources
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -365,7 +365,7 @@ def inspector_router(service: MemoryService, principal: Callable[..., Principal]
         return _json(inspector.labels(who, actor_id=actor_id, session_id=session_id))
 
     @router.get("/ui", include_in_schema=False)
-    def page(request: Request) -> Response:
+    def page() -> Response:
         html = _static("inspector.html").decode("utf-8")
         html = html.replace("{{keys}}", "required" if keys else "none")
         html = html.replace("{{log}}", escape("on" if inspector.log is not None else "off"))
