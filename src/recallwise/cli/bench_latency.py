@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import tempfile
@@ -12,6 +11,7 @@ from typing import Any
 
 from ..bench.latency import run_latency, serving_rss_mb
 from ..errors import RecallwiseError, UsageError
+from ..extras import require_extra
 from ..policy.log import DecisionLog
 from ..stores import open_store
 from . import emit_json, progress_enabled
@@ -232,8 +232,7 @@ PLOT_FORMATS = ("eps", "jpeg", "jpg", "pdf", "png", "ps", "svg", "svgz", "tif", 
 
 def plot_formats() -> tuple[str, ...]:
     """The file extensions ``--plot`` accepts; a UsageError when matplotlib is not installed."""
-    if importlib.util.find_spec("matplotlib") is None:
-        raise UsageError("--plot needs matplotlib: pip install 'recallwise[plot]'")
+    require_extra("plot", "--plot")
     return PLOT_FORMATS
 
 
@@ -266,11 +265,10 @@ def write_plot(result: dict, path: Path) -> None:
 
 
 def _pyplot() -> Any:
-    try:
-        import matplotlib
+    require_extra("plot", "--plot")
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise UsageError("--plot needs matplotlib: pip install 'recallwise[plot]'") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     return plt

@@ -6,9 +6,8 @@ import argparse
 import sys
 
 from ..errors import UsageError
+from ..extras import require_extra
 from .common import add_decider, add_embedder, add_store
-
-INSTALL_HINT = "pip install 'recallwise[mcp]'"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,10 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import mcp  # noqa: F401
-    except ImportError as exc:
-        raise UsageError(f"recallwise mcp needs: {INSTALL_HINT} ({exc})") from exc
+    require_extra("mcp", "recallwise mcp")
     from ..records import validate_id
     from ..serve.mcp import DEFAULT_TOKEN_BUDGET, build_mcp_server
     from ..serve.runner import Settings, build_service

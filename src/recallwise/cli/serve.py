@@ -6,10 +6,9 @@ import argparse
 import sys
 
 from ..errors import UsageError
+from ..extras import require_extra
 from . import emit_json
 from .common import add_decider, add_embedder, add_json, add_store
-
-INSTALL_HINT = "pip install 'recallwise[serve]'"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -113,11 +112,10 @@ def _namespaces(values: list[str] | None) -> dict[str, str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        from ..serve.runner import Settings
-        from ..serve.runner import run as serve
-    except ImportError as exc:
-        raise UsageError(f"recallwise serve needs: {INSTALL_HINT} ({exc})") from exc
+    require_extra("serve", "recallwise serve")
+    from ..serve.runner import Settings
+    from ..serve.runner import run as serve
+
     settings = Settings(
         store=args.store,
         host=args.host,

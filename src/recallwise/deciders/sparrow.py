@@ -17,20 +17,18 @@ from typing import Any
 
 from .._renamed import getenv
 from ..errors import DeciderError, UsageError
+from ..extras import require_extra
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
 from .questions import Question
 from .wire import answers_from_body
 
 __all__ = ["SparrowDecider"]
 
-INSTALL_HINT = "pip install 'recallwise[sparrow]'"
-
 
 def _import_sparrow() -> Any:
-    try:
-        import sparrow_decider
-    except ImportError as exc:
-        raise UsageError(f"the sparrow decider needs sparrow-decider: {INSTALL_HINT}") from exc
+    require_extra("sparrow", "the sparrow decider")
+    import sparrow_decider
+
     return sparrow_decider
 
 

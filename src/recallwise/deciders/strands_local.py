@@ -25,13 +25,13 @@ from typing import Any
 
 from .._renamed import getenv
 from ..errors import DeciderError, UsageError
+from ..extras import require_extra
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
 from .questions import Question
 from .wire import answers_from_body
 
 __all__ = ["StrandsLocalDecider", "find_checkpoint"]
 
-INSTALL_HINT = "pip install 'recallwise[strands-local]'"
 CONFIG_FILES = ("strands_decider_config.json", "hobson_config.json")
 
 
@@ -90,13 +90,10 @@ class StrandsLocalDecider(BaseDecider):
     ) -> None:
         self.checkpoint = find_checkpoint(checkpoint or url)
         self.device = device or getenv("RECALLWISE_STRANDS_DEVICE") or "cpu"
-        try:
-            from strands_decider.infer import EngineConfig, SystemOneEngine
-            from strands_decider.modeling import StrandsDeciderModel
-        except ImportError as exc:
-            raise UsageError(
-                f"the strands-local decider needs strands-decider and torch: {INSTALL_HINT}"
-            ) from exc
+        require_extra("strands-local", "the strands-local decider")
+        from strands_decider.infer import EngineConfig, SystemOneEngine
+        from strands_decider.modeling import StrandsDeciderModel
+
         config = {}
         for name in CONFIG_FILES:
             if (self.checkpoint / name).is_file():

@@ -22,6 +22,7 @@ import numpy as np
 
 from .._renamed import getenv
 from ..errors import UsageError
+from ..extras import needs_extra
 from ..text import clean_text
 
 _VOCAB = Path(__file__).with_name("bert-base-uncased-vocab.txt")
@@ -169,5 +170,5 @@ def paraphrase_minilm_l3() -> OnnxSentenceEmbedder:
     if spec and spec.submodule_search_locations:
         path = Path(next(iter(spec.submodule_search_locations))) / "model" / "paraphrase-MiniLM-L3-v2.onnx"
     if path is None or not path.exists():
-        raise UsageError("embedder 'paraphrase-minilm-l3' needs: pip install 'recallwise[l3]'")
+        raise UsageError(needs_extra("embedder 'paraphrase-minilm-l3'", "l3"))
     return OnnxSentenceEmbedder("paraphrase-minilm-l3", path, max_length=128)

@@ -38,14 +38,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from google.adk.memory import BaseMemoryService, InMemoryMemoryService
-from google.adk.memory.base_memory_service import SearchMemoryResponse
-from google.adk.memory.memory_entry import MemoryEntry
-from google.genai import types
-
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder
 from ..errors import InvalidIdError, UsageError
+from ..extras import extra_imports
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
 from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.base import MemoryStore, Query, SearchRequest
@@ -61,6 +57,13 @@ from ._foreign import (
     scoped,
     score_hits,
 )
+
+with extra_imports("adk", "recallwise.integrations.adk"):
+    from google.adk.memory import BaseMemoryService, InMemoryMemoryService
+    from google.adk.memory.base_memory_service import SearchMemoryResponse
+    from google.adk.memory.memory_entry import MemoryEntry
+    from google.genai import types
+
 
 __all__ = ["GatedMemoryService", "RecallwiseMemoryService", "entry_text"]
 

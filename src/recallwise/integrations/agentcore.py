@@ -39,15 +39,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from bedrock_agentcore.memory.integrations.strands.config import RetrievalConfig
-from bedrock_agentcore.memory.integrations.strands.session_manager import AgentCoreMemorySessionManager
-from botocore.exceptions import ParamValidationError
-from strands.experimental.bidi import BidiAgent
-from strands.hooks import MessageAddedEvent
-
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import InvalidIdError, UsageError
+from ..extras import extra_imports
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats, message_text
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
 from ..policy.stages import KeepRule
@@ -55,6 +50,14 @@ from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.agentcore import AgentCoreError
 from ..stores.base import SearchRequest
 from ._foreign import gate_options
+
+with extra_imports("agentcore", "recallwise.integrations.agentcore"):
+    from bedrock_agentcore.memory.integrations.strands.config import RetrievalConfig
+    from bedrock_agentcore.memory.integrations.strands.session_manager import AgentCoreMemorySessionManager
+    from botocore.exceptions import ParamValidationError
+    from strands.experimental.bidi import BidiAgent
+    from strands.hooks import MessageAddedEvent
+
 
 __all__ = ["GatedAgentCoreMemorySessionManager"]
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..embeddings import Embedder
 from ..errors import UsageError
+from ..extras import require_extra
 from .base import (
     AsyncSearcher,
     MemoryStore,
@@ -74,18 +75,16 @@ def open_store(url: str, *, embedder: Embedder | None = None, **options: Any) ->
 
 
 def _open_postgres(url: str, **options: Any) -> MemoryStore:
-    try:
-        from .postgres import PostgresStore
-    except ImportError as exc:
-        raise UsageError("postgresql:// stores need: pip install 'recallwise[postgres]'") from exc
+    require_extra("postgres", "a postgresql:// store")
+    from .postgres import PostgresStore
+
     return PostgresStore(url, **options)
 
 
 def _open_agentcore(url: str, **options: Any) -> MemoryStore:
-    try:
-        from .agentcore import AgentCoreStore
-    except ImportError as exc:
-        raise UsageError("agentcore:// stores need: pip install 'recallwise[agentcore]'") from exc
+    require_extra("agentcore", "an agentcore:// store", ("boto3", "botocore"))
+    from .agentcore import AgentCoreStore
+
     return AgentCoreStore(url, **options)
 
 

@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
+from ..extras import require_extra
 from ..records import Event, MemoryRecord, SearchHit
 from .base import SearchRequest, ThreadedAsyncMethods, accepts_old_search_call
 
@@ -106,10 +107,9 @@ class AgentCoreStore(ThreadedAsyncMethods):
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         if client is None:
-            try:
-                import boto3
-            except ImportError as exc:  # pragma: no cover - boto3 comes with the agentcore extra
-                raise UsageError("agentcore:// stores need: pip install 'recallwise[agentcore]'") from exc
+            require_extra("agentcore", "an agentcore:// store", ("boto3",))
+            import boto3
+
             region = region or options.get("region")
             session = boto_session or boto3.Session(profile_name=options.get("profile"), region_name=region)
             region = region or session.region_name

@@ -46,9 +46,12 @@ into recallwise's context block like any recallwise store (the actor id is mem0'
 
 from __future__ import annotations
 
-from .embedding import RecallwiseEmbedding, local_memory
-from .gate import AsyncGatedMem0, GatedMem0
-from .searcher import ENTITY_KEYS, Mem0Searcher
+from ...extras import extra_imports
+
+with extra_imports("mem0", "recallwise.integrations.mem0"):
+    from .embedding import RecallwiseEmbedding, local_memory
+    from .gate import AsyncGatedMem0, GatedMem0
+    from .searcher import ENTITY_KEYS, Mem0Searcher
 
 __all__ = [
     "ENTITY_KEYS",
