@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
+from ..extras import require_extra
 from . import emit_json, progress_enabled
 from .common import add_json, table
 
@@ -29,10 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.turns < 1000 or args.repeats < 1:
         raise UsageError("--turns must be at least 1000 and --repeats at least 1")
-    try:
-        from ..bench.inspector import bench_inspector
-    except ImportError as exc:
-        raise UsageError(f"bench inspector needs: pip install 'recallwise[serve]' ({exc})") from exc
+    require_extra("serve", "recallwise bench inspector")  # the server it starts needs the service's packages
+    from ..bench.inspector import bench_inspector
+
     bar: Any = None
     if progress_enabled(args):
         from tqdm import tqdm
