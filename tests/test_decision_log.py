@@ -358,3 +358,10 @@ def test_log_command_exports_the_labels(seeded, tmp_path, capsys):
     ]
     assert main(["log", str(path), "--labels", "--actor", "v", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"labels": [lines[1]]}
+
+
+def test_serve_refuses_log_content_without_a_log(tmp_path, capsys):
+    pytest.importorskip("fastapi")
+    assert main(["serve", "--store", f"sqlite:///{tmp_path}/m.db", "--log-content"]) == 2
+    err = capsys.readouterr().err
+    assert "--log-content: give --log FILE too" in err and "Traceback" not in err
