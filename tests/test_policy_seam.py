@@ -18,6 +18,7 @@ from recallwise.embeddings.hashing import HashingEmbedder
 from recallwise.errors import DeciderError, UsageError
 from recallwise.policy import DecisionLog, RecallOptions, RecallPolicy, Thresholds
 from recallwise.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
+from recallwise.policy.log import LOG_SCHEMA_VERSION
 from recallwise.records import MemoryRecord, SearchHit
 from recallwise.stores import SQLiteStore
 from recallwise.stores.base import SearchRequest
@@ -297,7 +298,7 @@ def test_the_decision_log_records_its_schema_and_refuses_a_newer_one(tmp_path: P
     path = tmp_path / "log.db"
     DecisionLog(path).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == LOG_SCHEMA_VERSION
         conn.execute("PRAGMA user_version = 7")
     with pytest.raises(UsageError, match="schema version 7"):
         DecisionLog(path)

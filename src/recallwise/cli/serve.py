@@ -82,7 +82,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ID",
         help="whose memory /mcp reads without --keys (default %(default)s; with keys: the key's label)",
     )
-    parser.add_argument("--log", metavar="FILE", help="decision log (SQLite) of every turn (default none)")
+    parser.add_argument(
+        "--log",
+        metavar="FILE",
+        help="decision log (SQLite) of every turn, shown at /ui and GET /v1/decisions (default none)",
+    )
+    parser.add_argument(
+        "--log-content",
+        action="store_true",
+        help="the log keeps message and memory text (default: ids, numbers and decisions only)",
+    )
     parser.add_argument(
         "--access-log",
         action="store_true",
@@ -150,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         max_batch=args.max_batch,
         batch_embeddings=not args.no_batching,
         log=args.log,
+        log_content=args.log_content,
         access_log=args.access_log,
         mcp_token_budget=args.mcp_token_budget,
         mcp_actor=args.mcp_actor,

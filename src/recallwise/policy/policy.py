@@ -420,6 +420,7 @@ class RecallPolicy:
             message=turn.request.message,
         )
         if self.log is not None:
+            started = time.perf_counter()
             try:
                 self.log.write(
                     recall.trace,
@@ -427,11 +428,28 @@ class RecallPolicy:
                     session_id=turn.session_id,
                     decider=self.stats.decider or "none",
                     message=turn.request.message,
+                    **self._stock_tokens(turn),
+                    on_error=self._log_failed,
                 )
             except Exception as exc:  # the log is for looking back; it must not fail the turn
                 self.stats.error("log", error_kind(exc))
                 recall.trace.errors.append(f"log: {type(exc).__name__}: {exc}")
+            # what logging added to the turn, after its total was taken (the logged row lacks it)
+            recall.trace.timings_ms["log"] = (time.perf_counter() - started) * 1000.0
         return recall
+
+    def _log_failed(self, exc: Exception) -> None:
+        """A row the log's thread could not write: counted, as a failed write on the turn's own."""
+        self.stats.error("log", error_kind(exc))
+
+    def _stock_tokens(self, turn: Turn) -> dict[str, Any]:
+        """What the stock arm would have injected, for the log: this turn's own figure on the
+        stock arm, else a count the log takes off the turn's thread."""
+        if not turn.trace.gated:
+            return {"stock_tokens": turn.trace.context_tokens}
+        o = self.options
+        later = stages.stock_tokens_later(turn, self.store, o.search.top_k, o.keep.relevance_score, o.limits)
+        return {"stock_later": later}
 
     # ---- the rest ---------------------------------------------------------------------------------
     def gate_questions(self, *, follow_up: bool = False) -> dict[str, Question]:

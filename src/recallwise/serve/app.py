@@ -31,6 +31,7 @@ from .. import __version__
 from ..deciders.questions import ChoiceAnswer, ScoreAnswer
 from ..errors import InvalidValueError, QuestionError, RecallwiseError, StoreError, UsageError
 from .auth import Keyring
+from .inspector import inspector_router
 from .metrics import Metrics
 from .service import LOCAL, MemoryService, Principal, ServiceError
 
@@ -598,6 +599,7 @@ def create_app(
         body, content_type = metrics.render()
         return PlainTextResponse(body, media_type=content_type)
 
+    app.include_router(inspector_router(service, principal, keys=keyring is not None))
     app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes)
     if keyring is None:
         app.add_middleware(HostCheck, bound_host=bound_host)  # outermost: before the body is read

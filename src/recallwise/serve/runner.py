@@ -43,6 +43,8 @@ class Settings:
     batch_embeddings: bool = True
     threads: int = 64
     log: str | None = None
+    #: the decision log keeps message and memory text (``--log-content``; off: ids and numbers only)
+    log_content: bool = False
     access_log: bool = False
     #: the MCP server at /mcp (when the ``mcp`` extra is installed): most context tokens per recall
     mcp_token_budget: int | None = None
@@ -67,6 +69,8 @@ class Settings:
             validate_id(self.mcp_actor, "--mcp-actor")
         except InvalidIdError as exc:
             raise UsageError(str(exc)) from None
+        if self.log_content and not self.log:
+            raise UsageError("--log-content: give --log FILE too (the log it adds the content to)")
         if self.max_batch < 1:
             raise UsageError(f"--max-batch {self.max_batch}: at least 1")
         try:
@@ -91,6 +95,7 @@ def build_service(settings: Settings) -> MemoryService:
     os.environ.setdefault("RECALLWISE_ONNX_SPIN", "0")  # before the embedder loads: see onnx_minilm
     from ..cli.common import decider_from_args
     from ..embeddings import make_embedder
+    from ..policy.log import DecisionLog
     from ..stores import open_store
 
     store = open_store(
@@ -106,7 +111,7 @@ def build_service(settings: Settings) -> MemoryService:
             limits=Limits(**settings.limits),
             batch_embeddings=settings.batch_embeddings,
             max_batch=settings.max_batch,
-            log=settings.log,
+            log=DecisionLog(settings.log, content=settings.log_content) if settings.log else None,
         )
         service.policy.warm_up()
     except BaseException:

@@ -627,6 +627,8 @@ class MemoryService:
         for policy in (self.policy, self.stock):
             if policy is not None:
                 policy.close()
+        if self.policy.log is not None:  # a log given to the service is the service's to close
+            self.policy.log.close()
         if self.batcher is not None:
             self.batcher.close()
         self.store.close()
