@@ -56,9 +56,9 @@ def written(path: Path) -> list[dict]:
 def spc(path: Path, split: str) -> list[dict]:
     """A seeded sample of Synthetic-Persona-Chat: User 1 is the user, User 2 the assistant.
 
-    A conversation's labelled facts are User 1's persona lines that one of User 1's turns
-    carries (the benchmark's own :func:`carries`): a persona line never said is not a fact the
-    extractor could find.
+    A conversation's labelled facts are User 1's persona lines that one of User 1's statements
+    (a sentence not ending in "?") carries (the benchmark's own :func:`carries`): a persona line
+    never said is not a fact the extractor could find.
     """
     with path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -72,7 +72,9 @@ def spc(path: Path, split: str) -> list[dict]:
             if match and match.group(2).strip():
                 role = "user" if match.group(1) == "1" else "assistant"
                 messages.append({"role": role, "text": match.group(2).strip()})
-        said = [m["text"] for m in messages if m["role"] == "user"]
+        # statements only: a persona line the user merely asks about ("Do you ride horses?") is not said
+        said = [s for m in messages if m["role"] == "user" for s in re.split(r"(?<=[.!?])\s+", m["text"])]
+        said = [s for s in said if not s.rstrip().endswith("?")]
         persona = [p.strip() for p in row["user 1 personas"].splitlines() if p.strip()]
         facts = [p for p in persona if any(carries(turn, p) for turn in said)]
         out.append({"id": f"spc-{split}-{index}", "source": "spc", "messages": messages, "facts": facts})

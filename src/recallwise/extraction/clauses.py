@@ -135,8 +135,10 @@ def clauses(sentence: str) -> list[Clause]:
             if _SHARED_SUBJECT.match(left) and match.group(0).strip().lower() == "and":
                 continue  # "My partner and I are saving ...": one subject, not two clauses
             joiner = re.sub(r"[,;\s]+", " ", match.group(0)).strip().lower()
-            # ", so ..." starts a consequence ("..., so decaf is my go-to"): its own clause
-            if _starts_statement(rest) or (joiner == "so" and "," in match.group(0)) or (_QUESTION_START.match(rest.strip()) and is_question):
+            # ", so ..." / ", but ..." start a clause of their own even without a first-person
+            # subject ("..., so decaf is my go-to", "..., but a class might work")
+            consequence = joiner in ("so", "but") and "," in match.group(0)
+            if _starts_statement(rest) or consequence or (_QUESTION_START.match(rest.strip()) and is_question):
                 pieces.append((part[start : match.start()], joined))
                 start = match.end()
                 joined = joiner

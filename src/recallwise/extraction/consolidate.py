@@ -6,7 +6,7 @@ earlier in the same run (so one conversation's near-duplicates merge too):
 * the same text again (case and spacing aside) -> nothing changes;
 * the same ``key`` (a single-valued slot such as ``"home city"``) with new text -> the old
   record is replaced: a later fact replaces an earlier one ("I moved to Porto" replaces "The
-  user lives in Vancouver.");
+  user lives in Vancouver."), unless the new text only says less than the old (below);
 * the same fact with ``not`` / ``never`` added or taken away -> the newer one replaces the old
   ("The user doesn't like horror movies." replaces "The user likes horror movies.");
 * the same fact in other words -- a near-paraphrase (cosine of the store's embeddings at least
@@ -199,6 +199,9 @@ def _facts(
         target = None
         if memory.key:
             target = next((r for r in existing if r.metadata.get("key") == memory.key), None)
+            if target is not None and relation(text, target.text) == "less specific":
+                result.unchanged += 1  # "lives in Vancouver" after "lives in Vancouver, Canada"
+                continue
         if target is None and existing:
             matrix = np.stack([np.asarray(r.embedding, dtype=np.float32) for r in existing])
             cosines = matrix @ np.asarray(vector, dtype=np.float32)
@@ -285,12 +288,12 @@ def _preferences(
             if any(_norm(str(c.get("text", ""))) == _norm(text) for c in clauses):
                 result.unchanged += 1
                 continue
+            related = [(c, relation(text, str(c.get("text", "")))) for c in clauses]
+            if any(found == "less specific" for _, found in related):
+                result.unchanged += 1
+                continue
             target = next((c for c in clauses if memory.key and c.get("key") == memory.key), None)
             if target is None:
-                related = [(c, relation(text, str(c.get("text", "")))) for c in clauses]
-                if any(found == "less specific" for _, found in related):
-                    result.unchanged += 1
-                    continue
                 target = next((c for c, found in related if found != "different"), None)
             if target is not None:
                 target["text"] = text

@@ -58,7 +58,7 @@ _REQUEST = re.compile(
     re.I,
 )
 _PLAN = re.compile(
-    r"^(?:I'll|I will|I shall|I'm going to (?!be\b)\w+|I'm gonna|I am going to (?!be\b)\w+|we'll|we will|"
+    r"^(?:I'll(?!\s+(?:never|always)\b)|I will(?!\s+(?:never|always)\b)|I shall|I'm going to (?!be\b)\w+|I'm gonna|I am going to (?!be\b)\w+|we'll|we will|"
     r"we're going to (?!be\b)\w+|we're gonna|I'm about to|I plan to|I'm planning to try|I want to try|"
     r"I'd better|I'll have to)\b",
     re.I,
@@ -99,7 +99,8 @@ _FUNCTION = frozenset(
     """the user user's is are was were be been being has have had having does do did doing would will
     can could should shall may might must not no never a an of to in on at for with about from as and
     or but so just also still even very much more most really quite always usually often sometimes
-    their they them themselves theirs before again yet already ever out up down off over back""".split()
+    their they them themselves theirs before again yet already ever out up down off over back got get
+    gotten""".split()
 )
 
 
@@ -107,7 +108,7 @@ def _content(statement: Statement) -> list[str]:
     words = re.findall(r"[A-Za-z0-9][\w'-]*", statement.predicate.lower())
     if statement.slot:
         words += statement.slot.split()
-    return [w for w in words if w not in _FUNCTION and w not in _POINTING]
+    return [w for w in words if w not in _FUNCTION and w not in _POINTING and not w.endswith("n't")]
 
 
 def judge(clause: Clause, statement: Statement | None) -> Verdict:

@@ -137,6 +137,7 @@ _NOT_A_SUBJECT = frozenset(
     who how why when where thanks thank please let so if then maybe yes no not sounds seems looks
     anything something everything nothing one to for with""".split()
 )
+_SELF = frozenset({"myself", "ourselves", "personally", "personally,", "too"})
 _CONTRACTION = re.compile(r"^(I|we)('m|'re|'ve|'d|'ll)$", re.IGNORECASE)
 
 
@@ -243,6 +244,8 @@ def _verb_group(words: list[str]) -> tuple[list[str], str, list[str], bool] | No
     """(adverbs, verb in the third person, rest, present tense) after a first-person subject."""
     index = 0
     adverbs: list[str] = []
+    while index < len(words) and words[index].lower().strip(",") in _SELF:
+        index += 1  # "I myself prefer tea", "I, personally, ..."
     while index < len(words) and words[index].lower() in _ADVERBS:
         adverbs.append(words[index])
         index += 1
@@ -256,12 +259,15 @@ def _verb_group(words: list[str]) -> tuple[list[str], str, list[str], bool] | No
         rest = rest[1:]
     if verb in ("am", "'m") and rest and rest[0].lower() == "not":
         return adverbs, "is", rest, True
+    if verb == "ain't":
+        got = bool(rest) and rest[0].lower() in ("got", "gotten")
+        return adverbs, ("hasn't" if got else "isn't"), rest, True
+    if verb == "do" and rest and is_base_verb(rest[0].lower()):
+        verb, rest = rest[0].lower(), rest[1:]  # "I do like jazz": the emphatic do goes
     out = third_singular(verb)
     if out is None:
         return None
     present = out not in _MODALS and out not in ("was", "wasn't", "will", "used") and not _is_past(out)
-    if verb == "do" and rest and is_base_verb(rest[0].lower()):
-        out = "does"  # "I do like jazz": emphatic do
     return adverbs, out, rest, present and out not in ("doesn't", "does")
 
 

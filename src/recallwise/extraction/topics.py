@@ -43,11 +43,13 @@ def _topics() -> tuple[Topic, ...]:
 
 
 def topic_of(clause: str, sentence: str = "") -> Topic | None:
-    """The topic ``clause`` mentions most, else the one its ``sentence`` mentions most, else None."""
+    """The topic ``clause`` mentions most (by characters of keywords matched), else the one its
+    ``sentence`` mentions most, else None."""
     for text in (clause, sentence):
         best, best_hits = None, 0
         for topic in _topics():
-            hits = len(topic.pattern.findall(text))
+            # characters matched, so "team sports" (fitness) outweighs "team" (work)
+            hits = sum(len(m) for m in topic.pattern.findall(text))
             if hits > best_hits:
                 best, best_hits = topic, hits
         if best is not None:
