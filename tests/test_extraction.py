@@ -274,11 +274,18 @@ def test_relation_between_two_memories():
 
     assert relation("The user is vegetarian.", "the user is vegetarian") == "same"
     assert relation("The user doesn't eat pork.", "The user eats pork.") == "negated"
-    assert relation("The user has a dog named Rex.", "The user has a dog.") == "different"  # one word: too little
+    assert (
+        relation("The user has a dog named Rex.", "The user has a dog.") == "different"
+    )  # one word: too little
     assert relation("The user has two cats and a dog.", "The user has two cats.") == "more specific"
     assert relation("The user has two cats.", "The user has two cats and a dog.") == "less specific"
-    assert relation("The user always books a window seat.", "The user always books an aisle seat.") == "different"
-    assert relation("The user is vegan.", "The user is vegetarian.", cosine=0.87, threshold=0.93) == "different"
+    assert (
+        relation("The user always books a window seat.", "The user always books an aisle seat.")
+        == "different"
+    )
+    assert (
+        relation("The user is vegan.", "The user is vegetarian.", cosine=0.87, threshold=0.93) == "different"
+    )
     assert relation("The user is a vegetarian.", "The user is vegetarian.", cosine=0.98, threshold=0.93) == (
         "more specific"  # a tie in content goes to the newer wording
     )

@@ -22,30 +22,128 @@ FIRST_PERSON = re.compile(
     r"(?i:\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|our|ours|ourselves)\b)|\bus\b"
 )
 REWRITE_WORDS = frozenset(
-    """the user user's they them their theirs themselves they're they've they'd they'll is isn't was
-    wasn't has hasn't had does doesn't would will when""".split()
+    [
+        "the",
+        "user",
+        "user's",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "they're",
+        "they've",
+        "they'd",
+        "they'll",
+        "is",
+        "isn't",
+        "was",
+        "wasn't",
+        "has",
+        "hasn't",
+        "had",
+        "does",
+        "doesn't",
+        "would",
+        "will",
+        "when",
+    ]
 )
 
 # (subjects, what may follow them): every combination is grammatical English, so a broken record
 # can only come from the rewrite
-PLAIN = ["I", "we", "i", "My husband and I", "Me and my wife", "Honestly, I", "By the way, I", "As a nurse, I"]
-BASE = ["avoid", "go", "have", "do", "try", "watch", "fix", "hear", "love", "hate", "prefer", "enjoy", "read",
-        "put", "study", "fly", "buy", "eat", "drink", "run", "bike", "hike", "cook", "own", "teach", "catch",
-        "wash", "miss", "carry", "get", "think", "know", "vlog", "workout", "tend to avoid", "like to play"]
+PLAIN = [
+    "I",
+    "we",
+    "i",
+    "My husband and I",
+    "Me and my wife",
+    "Honestly, I",
+    "By the way, I",
+    "As a nurse, I",
+]
+BASE = [
+    "avoid",
+    "go",
+    "have",
+    "do",
+    "try",
+    "watch",
+    "fix",
+    "hear",
+    "love",
+    "hate",
+    "prefer",
+    "enjoy",
+    "read",
+    "put",
+    "study",
+    "fly",
+    "buy",
+    "eat",
+    "drink",
+    "run",
+    "bike",
+    "hike",
+    "cook",
+    "own",
+    "teach",
+    "catch",
+    "wash",
+    "miss",
+    "carry",
+    "get",
+    "think",
+    "know",
+    "vlog",
+    "workout",
+    "tend to avoid",
+    "like to play",
+]
 PAST = ["heard", "tried", "went", "loved", "ate", "bought", "flew", "taught", "caught", "got", "did", "had"]
 ADVERBS = ["always", "usually", "never", "really", "especially", "only", "also", "still", "just", "often"]
 BEFORE_BASE = ["don't", "do not", "can't", "won't", "used to", "tend to", "would", "might", "could", "do"]
 PARTICIPLES = ["been to", "seen", "gone to", "tried", "heard of", "eaten", "always hated", "never liked"]
 BE = ["I'm", "We're", "im", "I am", "I was", "we were"]
-BE_WHAT = ["allergic to", "not a fan of", "trying to cut down on", "going to the gym with", "from Lisbon near",
-           "into", "afraid of", "a nurse at", "vegetarian because of", "always looking for"]
+BE_WHAT = [
+    "allergic to",
+    "not a fan of",
+    "trying to cut down on",
+    "going to the gym with",
+    "from Lisbon near",
+    "into",
+    "afraid of",
+    "a nurse at",
+    "vegetarian because of",
+    "always looking for",
+]
 HAVE = ["I've", "We've", "ive", "I have", "I haven't", "we hadn't"]
 THIRD = ["My sister", "Our kids", "My mom", "Spicy food"]
 THIRD_VERBS = ["lives near", "loves", "hates", "is allergic to", "gives me", "makes us", "drives"]
-OBJECTS = ["anything with violence or gore", "my dog", "our office", "me", "us", "mine", "myself",
-           "horror movies with my friends", "the gym before work", "coffee in the morning", "that",
-           "those", "it", "our police department", "the kids I teach", "what I like", "my mom's cooking",
-           "long flights", "spicy food", "tea", "a lot", "it when I'm tired"]
+OBJECTS = [
+    "anything with violence or gore",
+    "my dog",
+    "our office",
+    "me",
+    "us",
+    "mine",
+    "myself",
+    "horror movies with my friends",
+    "the gym before work",
+    "coffee in the morning",
+    "that",
+    "those",
+    "it",
+    "our police department",
+    "the kids I teach",
+    "what I like",
+    "my mom's cooking",
+    "long flights",
+    "spicy food",
+    "tea",
+    "a lot",
+    "it when I'm tired",
+]
 
 
 @st.composite

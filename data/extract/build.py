@@ -83,7 +83,9 @@ def spc(path: Path, split: str) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spc", required=True, type=Path, help="directory with the Synthetic-Persona-Chat CSVs")
+    parser.add_argument(
+        "--spc", required=True, type=Path, help="directory with the Synthetic-Persona-Chat CSVs"
+    )
     args = parser.parse_args()
     for split, filename in SPC_FILES.items():
         target = HERE / split

@@ -29,6 +29,7 @@ The graders are deliberately independent of the extractor's own rules (they shar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -139,7 +140,7 @@ def load_conversations(directory: str | Path) -> list[BenchConversation]:
             try:
                 data = json.loads(line)
             except ValueError as exc:
-                raise UsageError(f"{where}: not JSON ({exc.msg})") from exc
+                raise UsageError(f"{where}: not JSON ({exc})") from exc
             conversation = _conversation(data, where)
             if conversation.id in seen:
                 raise UsageError(f"{where}: duplicate conversation id {conversation.id!r}")
@@ -152,12 +153,127 @@ def load_conversations(directory: str | Path) -> list[BenchConversation]:
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 _STOP = frozenset(
-    """a an the and or but so if of to in on at by for with from about as into than then that this
-    these those there here it its it's is are was were be been being am 'm has have had having do does
-    did doing done would will can could should shall may might must also just really very quite
-    i me my mine myself we us our ours ourselves you your yours they them their theirs themselves he
-    him his she her hers user user's some any all one ones much many more most lot lots bit get got
-    when what which who whom how where why while""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "so",
+        "if",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "about",
+        "as",
+        "into",
+        "than",
+        "then",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "here",
+        "it",
+        "its",
+        "it's",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "'m",
+        "has",
+        "have",
+        "had",
+        "having",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "done",
+        "would",
+        "will",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "also",
+        "just",
+        "really",
+        "very",
+        "quite",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "myself",
+        "we",
+        "us",
+        "our",
+        "ours",
+        "ourselves",
+        "you",
+        "your",
+        "yours",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "hers",
+        "user",
+        "user's",
+        "some",
+        "any",
+        "all",
+        "one",
+        "ones",
+        "much",
+        "many",
+        "more",
+        "most",
+        "lot",
+        "lots",
+        "bit",
+        "get",
+        "got",
+        "when",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "where",
+        "why",
+        "while",
+        "out",
+        "up",
+        "off",
+        "over",
+        "back",
+        "down",
+        "around",
+    ]
 )
 _NEGATIONS = {"not", "no", "never", "n't", "nothing", "none", "without"}
 
@@ -191,7 +307,8 @@ def _content(text: str) -> list[frozenset[str]]:
 
 
 def carries(record: str, fact: str) -> bool:
-    """Whether ``record`` carries ``fact``: two thirds of the fact's content words, by lemma.
+    """Whether ``record`` carries ``fact``: two thirds of the fact's content words, by lemma (and
+    a negation, if the fact has one).
 
     >>> carries("The user tends to avoid anything with excessive violence or gore.",
     ...         "avoid anything with excessive violence or gore")
@@ -201,6 +318,8 @@ def carries(record: str, fact: str) -> bool:
     if not wanted:
         return False
     have: set[str] = set().union(*_content(record)) if record else set()
+    if any(lemmas & _NEGATIONS for lemmas in wanted) and not have & _NEGATIONS:
+        return False  # "doesn't eat pork" is not carried by "eats pork"
     hits = sum(1 for lemmas in wanted if lemmas & have)
     return hits >= math.ceil(len(wanted) * 2 / 3)
 
@@ -217,9 +336,42 @@ def first_person(record: str) -> list[str]:
 
 # Words a third-person rewrite legitimately brings in that the user never said.
 _REWRITE_WORDS = frozenset(
-    """the user user's they them their theirs themselves they're they've they'd they'll is isn't
-    are aren't was wasn't were weren't has hasn't had hadn't does doesn't did didn't would will
-    won't when in general""".split()
+    [
+        "the",
+        "user",
+        "user's",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "they're",
+        "they've",
+        "they'd",
+        "they'll",
+        "is",
+        "isn't",
+        "are",
+        "aren't",
+        "was",
+        "wasn't",
+        "were",
+        "weren't",
+        "has",
+        "hasn't",
+        "had",
+        "hadn't",
+        "does",
+        "doesn't",
+        "did",
+        "didn't",
+        "would",
+        "will",
+        "won't",
+        "when",
+        "in",
+        "general",
+    ]
 )
 _CONTEXT = re.compile(r"^When [^:]*:\s*")
 _SUBJECT_VERB = re.compile(
@@ -227,8 +379,25 @@ _SUBJECT_VERB = re.compile(
     r"mostly|generally|rarely|typically|normally|not)\s+)*([A-Za-z']+)"
 )
 _MODALS = frozenset(
-    "can could will would should must might may shall can't cannot couldn't won't wouldn't "
-    "shouldn't mustn't used".split()
+    [
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "must",
+        "might",
+        "may",
+        "shall",
+        "can't",
+        "cannot",
+        "couldn't",
+        "won't",
+        "wouldn't",
+        "shouldn't",
+        "mustn't",
+        "used",
+    ]
 )
 
 
@@ -298,11 +467,45 @@ def _third_person_form(word: str) -> bool:
 
 
 _MOODS = frozenset(
-    """excited nervous happy glad sure thrilled worried curious interested tired busy okay ok fine
-    ready grateful thankful sorry confused impressed relieved hopeful afraid scared keen eager
-    stoked pumped overwhelmed stressed bored surprised amazed""".split()
+    [
+        "excited",
+        "nervous",
+        "happy",
+        "glad",
+        "sure",
+        "thrilled",
+        "worried",
+        "curious",
+        "interested",
+        "tired",
+        "busy",
+        "okay",
+        "ok",
+        "fine",
+        "ready",
+        "grateful",
+        "thankful",
+        "sorry",
+        "confused",
+        "impressed",
+        "relieved",
+        "hopeful",
+        "afraid",
+        "scared",
+        "keen",
+        "eager",
+        "stoked",
+        "pumped",
+        "overwhelmed",
+        "stressed",
+        "bored",
+        "surprised",
+        "amazed",
+    ]
 )
-_ANAPHORA = frozenset("that those these this it them one ones some there so too".split())
+_ANAPHORA = frozenset(
+    ["that", "those", "these", "this", "it", "them", "one", "ones", "some", "there", "so", "too"]
+)
 _REACTION = re.compile(
     r"\b(?:you|your|the idea|(?:that|this|those|these|the|a) (?:idea|suggestion|suggestions|recommendation|"
     r"recommendations|tip|tips|advice|option|options|list|plan))\b",
@@ -321,7 +524,9 @@ def fragment(record: str) -> bool:
     if _REACTION.search(text):
         return True
     tokens = _tokens(text)
-    content = [t for t in tokens if t not in _STOP and t not in _ANAPHORA and t not in ("not", "bit", "little")]
+    content = [
+        t for t in tokens if t not in _STOP and t not in _ANAPHORA and t not in ("not", "bit", "little")
+    ]
     if content and all(t in _MOODS for t in content):
         return True
     pointing = any(t in _ANAPHORA for t in tokens)
@@ -430,7 +635,8 @@ def run_extract_bench(
     extractor = extractor or RuleExtractor()
     embedder = embedder or default_embedder()
     decider = decider or default_decider()
-    total, by_source = _Tally(), {}
+    total = _Tally()
+    by_source: dict[str, _Tally] = {}
     examples: dict[str, list[dict[str, str]]] = {
         "broken_english": [],
         "first_person": [],
@@ -504,10 +710,8 @@ def run_extract_bench(
             events = conversation.events(SPEED_MESSAGES)
             with SQLiteStore("sqlite://:memory:", embedder=embedder) as store:
                 started = time.perf_counter()
-                try:
+                with contextlib.suppress(ExtractionError):  # counted in the quality pass
                     extract_and_store(store, _ACTOR, events, extractor=extractor)
-                except ExtractionError:
-                    pass  # counted in the quality pass
                 speed_ms.append((time.perf_counter() - started) * 1000.0)
         done += 1
         if progress:

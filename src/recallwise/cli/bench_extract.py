@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "recall, the stated preference stored and recalled for the conversation's question, records "
         "per conversation, broken English, first-person leftovers, fragments, and speed.",
     )
-    parser.add_argument("--data", required=True, metavar="DIR", help="a directory of conversation JSONL files")
+    parser.add_argument(
+        "--data", required=True, metavar="DIR", help="a directory of conversation JSONL files"
+    )
     parser.add_argument(
         "--extractor",
         choices=EXTRACTORS,
@@ -88,8 +90,17 @@ def run(args: argparse.Namespace) -> int:
     )
     rows = [["all", *(report[c] for c in columns)]]
     rows += [[name, *(part[c] for c in columns)] for name, part in report["by_source"].items()]
-    header = ["source", "convs", "records/conv", "fact recall", "pref stored", "pref recalled", "broken",
-              "1st person", "fragments"]
+    header = [
+        "source",
+        "convs",
+        "records/conv",
+        "fact recall",
+        "pref stored",
+        "pref recalled",
+        "broken",
+        "1st person",
+        "fragments",
+    ]
     print(f"{result.extractor} on {result.data} (embedder {result.embedder})")
     print(table([[("-" if v is None else v) for v in row] for row in rows], header))
     speed = report["speed"]

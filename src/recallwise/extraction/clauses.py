@@ -41,8 +41,14 @@ _CHAT_FORMS = [
     (re.compile(r"(?<![\w.'])i(?=['\s,!?;:]|$)"), "I"),
     (re.compile(r"\b[Ii]m\b"), "I'm"),
     (re.compile(r"\b[Ii]ve\b"), "I've"),
-    (re.compile(r"\b[Ii]ll\b(?=\s+(?:be|have|try|go|do|get|make|take|need|probably|just|never|always)\b)"), "I'll"),
-    (re.compile(r"\b(don|doesn|didn|can|won|haven|hasn|isn|wasn|aren|couldn|wouldn|shouldn)t\b", re.I), r"\1't"),
+    (
+        re.compile(r"\b[Ii]ll\b(?=\s+(?:be|have|try|go|do|get|make|take|need|probably|just|never|always)\b)"),
+        "I'll",
+    ),
+    (
+        re.compile(r"\b(don|doesn|didn|can|won|haven|hasn|isn|wasn|aren|couldn|wouldn|shouldn)t\b", re.I),
+        r"\1't",
+    ),
     (re.compile(r"\bcannot\b", re.I), "can't"),
 ]
 
@@ -138,7 +144,11 @@ def clauses(sentence: str) -> list[Clause]:
             # ", so ..." / ", but ..." start a clause of their own even without a first-person
             # subject ("..., so decaf is my go-to", "..., but a class might work")
             consequence = joiner in ("so", "but") and "," in match.group(0)
-            if _starts_statement(rest) or consequence or (_QUESTION_START.match(rest.strip()) and is_question):
+            if (
+                _starts_statement(rest)
+                or consequence
+                or (_QUESTION_START.match(rest.strip()) and is_question)
+            ):
                 pieces.append((part[start : match.start()], joined))
                 start = match.end()
                 joined = joiner

@@ -58,7 +58,8 @@ _REQUEST = re.compile(
     re.I,
 )
 _PLAN = re.compile(
-    r"^(?:I'll(?!\s+(?:never|always)\b)|I will(?!\s+(?:never|always)\b)|I shall|I'm going to (?!be\b)\w+|I'm gonna|I am going to (?!be\b)\w+|we'll|we will|"
+    r"^(?:I'll(?!\s+(?:never|always)\b)|I will(?!\s+(?:never|always)\b)|I shall|"
+    r"I'm going to (?!be\b)\w+|I'm gonna|I am going to (?!be\b)\w+|we'll|we will|"
     r"we're going to (?!be\b)\w+|we're gonna|I'm about to|I plan to|I'm planning to try|I want to try|"
     r"I'd better|I'll have to)\b",
     re.I,
@@ -70,10 +71,10 @@ _OBLIGATION = re.compile(
 )
 _CONVERSATIONAL = re.compile(
     r"^(?:I|we)\s+(?:(?:do|don't|also|just|really|totally|completely|kind of|sort of)\s+)?"
-    r"(?:think|thought|guess|guessed|mean|meant|know|knew|see|saw|agree|agreed|suppose|understand|"
+    r"(?:think|thought|guess|guessed|mean|meant|know|knew|agree|agreed|suppose|understand|"
     r"bet|hope|hoped|assume|believe|wonder|wondered|forgot|remember|get it|figured|imagine|reckon|"
-    r"heard|read (?:that|about|somewhere|online|it)|noticed|want|wanted|need|needed|wish|ask|asked|"
-    r"appreciate|hadn't thought|haven't thought|see(?=\s*$| what| how| why| that| it| your)|"
+    r"heard|read (?:that|about|somewhere|online|it)|noticed|want|wanted|need(?! to)|needed(?! to)|wish|"
+    r"ask|asked|appreciate|hadn't thought|haven't thought|see(?=\s*$| what| how| why| that| it| your)|"
     r"didn't know|didn't realize|had no idea|feel like|doubt|promise|can't believe|couldn't believe|"
     r"can't wait|can imagine|can see|can tell|could tell|must say|have to say|gotta say)\b",
     re.I,
@@ -94,13 +95,91 @@ _NOW = re.compile(
     r"last night|this weekend|later today|in a bit|in a minute|in a sec)\b",
     re.I,
 )
-_POINTING = frozenset("that those these this it them one ones some there so too either".split())
+_POINTING = frozenset(
+    ["that", "those", "these", "this", "it", "them", "one", "ones", "some", "there", "so", "too", "either"]
+)
 _FUNCTION = frozenset(
-    """the user user's is are was were be been being has have had having does do did doing would will
-    can could should shall may might must not no never a an of to in on at for with about from as and
-    or but so just also still even very much more most really quite always usually often sometimes
-    their they them themselves theirs before again yet already ever out up down off over back got get
-    gotten""".split()
+    [
+        "the",
+        "user",
+        "user's",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "having",
+        "does",
+        "do",
+        "did",
+        "doing",
+        "would",
+        "will",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "not",
+        "no",
+        "never",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "about",
+        "from",
+        "as",
+        "and",
+        "or",
+        "but",
+        "so",
+        "just",
+        "also",
+        "still",
+        "even",
+        "very",
+        "much",
+        "more",
+        "most",
+        "really",
+        "quite",
+        "always",
+        "usually",
+        "often",
+        "sometimes",
+        "their",
+        "they",
+        "them",
+        "themselves",
+        "theirs",
+        "before",
+        "again",
+        "yet",
+        "already",
+        "ever",
+        "out",
+        "up",
+        "down",
+        "off",
+        "over",
+        "back",
+        "got",
+        "get",
+        "gotten",
+    ]
 )
 
 

@@ -37,15 +37,19 @@ class Statement:
     subject: str  # "The user", "The user's sister", "Spicy food"
     predicate: str  # "is vegetarian", "always books an aisle seat"
     lead: str = ""  # "As a vegan" (said before the subject)
-    slot: str | None = None  # "favourite cuisine" for "my favourite cuisine is X" / "X is my favourite cuisine"
+    slot: str | None = (
+        None  # "favourite cuisine" for "my favourite cuisine is X" / "X is my favourite cuisine"
+    )
     value: str | None = None
 
     @property
     def sentence(self) -> str:
         text = f"{self.subject} {self.predicate}"
         if self.lead:
-            text = f"{self.lead}, {text[:1].lower()}{text[1:]}" if self.subject.startswith("The ") else (
-                f"{self.lead}, {text}"
+            text = (
+                f"{self.lead}, {text[:1].lower()}{text[1:]}"
+                if self.subject.startswith("The ")
+                else (f"{self.lead}, {text}")
             )
         return f"{text[:1].upper()}{text[1:]}."
 
@@ -76,15 +80,86 @@ _AUXILIARIES = {
     "'ll": "will",
 }
 _MODALS = frozenset(
-    """can could will would should must might may shall ought can't couldn't won't wouldn't shouldn't
-    mustn't mightn't needn't had hadn't did didn't""".split()
+    [
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "must",
+        "might",
+        "may",
+        "shall",
+        "ought",
+        "can't",
+        "couldn't",
+        "won't",
+        "wouldn't",
+        "shouldn't",
+        "mustn't",
+        "mightn't",
+        "needn't",
+        "had",
+        "hadn't",
+        "did",
+        "didn't",
+    ]
 )
 _ADVERBS = frozenset(
-    """always usually often never mostly sometimes generally also still just typically rarely normally
-    definitely absolutely seriously mainly primarily occasionally regularly only even already
-    especially hardly barely truly simply certainly recently currently now lately personally
-    genuinely rather sort kind pretty much almost mostly basically strongly totally completely
-    especially honestly actually really probably literally""".split()
+    [
+        "always",
+        "usually",
+        "often",
+        "never",
+        "mostly",
+        "sometimes",
+        "generally",
+        "also",
+        "still",
+        "just",
+        "typically",
+        "rarely",
+        "normally",
+        "definitely",
+        "absolutely",
+        "seriously",
+        "mainly",
+        "primarily",
+        "occasionally",
+        "regularly",
+        "only",
+        "even",
+        "already",
+        "especially",
+        "hardly",
+        "barely",
+        "truly",
+        "simply",
+        "certainly",
+        "recently",
+        "currently",
+        "now",
+        "lately",
+        "personally",
+        "genuinely",
+        "rather",
+        "sort",
+        "kind",
+        "pretty",
+        "much",
+        "almost",
+        "mostly",
+        "basically",
+        "strongly",
+        "totally",
+        "completely",
+        "especially",
+        "honestly",
+        "actually",
+        "really",
+        "probably",
+        "literally",
+    ]
 )
 #: pronouns after the subject: (pattern, replacement), applied in order
 _PRONOUNS: list[tuple[re.Pattern[str], str]] = [
@@ -126,16 +201,66 @@ _LEAD = re.compile(
     r"weekend|summer|winter)|for (?:work|fun))),?\s+(?=(?:I|we)\b)",
     re.IGNORECASE,
 )
-_POSSESSIVE_SLOT = re.compile(r"^my\s+(?P<slot>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?P<verb>is|are|was|were)\s+(?P<value>.+)$", re.I)
-_INVERTED_SLOT = re.compile(r"^(?P<value>.+?)\s+(?P<verb>is|are)\s+my\s+(?P<slot>[\w'-]+(?:\s+[\w'-]+){0,3})$", re.I)
+_POSSESSIVE_SLOT = re.compile(
+    r"^my\s+(?P<slot>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?P<verb>is|are|was|were)\s+(?P<value>.+)$", re.I
+)
+_INVERTED_SLOT = re.compile(
+    r"^(?P<value>.+?)\s+(?P<verb>is|are)\s+my\s+(?P<slot>[\w'-]+(?:\s+[\w'-]+){0,3})$", re.I
+)
 _WITH_OTHERS = re.compile(
-    r"^(?:me and (?:my|our) (?P<a>[\w-]+)|(?:my|our) (?P<b>[\w-]+(?:\s[\w-]+)?) and I)\b\s*(?P<rest>.*)$", re.I
+    r"^(?:me and (?:my|our) (?P<a>[\w-]+)|(?:my|our) (?P<b>[\w-]+(?:\s[\w-]+)?) and I)\b\s*(?P<rest>.*)$",
+    re.I,
 )
 _OBJECT_FIRST_PERSON = re.compile(r"\b(?:me|my|us|our)\b")
 _NOT_A_SUBJECT = frozenset(
-    """you your it it's its that that's this these those there there's here he she they them what which
-    who how why when where thanks thank please let so if then maybe yes no not sounds seems looks
-    anything something everything nothing one to for with""".split()
+    [
+        "you",
+        "your",
+        "it",
+        "it's",
+        "its",
+        "that",
+        "that's",
+        "this",
+        "these",
+        "those",
+        "there",
+        "there's",
+        "here",
+        "he",
+        "she",
+        "they",
+        "them",
+        "what",
+        "which",
+        "who",
+        "how",
+        "why",
+        "when",
+        "where",
+        "thanks",
+        "thank",
+        "please",
+        "let",
+        "so",
+        "if",
+        "then",
+        "maybe",
+        "yes",
+        "no",
+        "not",
+        "sounds",
+        "seems",
+        "looks",
+        "anything",
+        "something",
+        "everything",
+        "nothing",
+        "one",
+        "to",
+        "for",
+        "with",
+    ]
 )
 _SELF = frozenset({"myself", "ourselves", "personally", "personally,", "too"})
 _CONTRACTION = re.compile(r"^(I|we)('m|'re|'ve|'d|'ll)$", re.IGNORECASE)
@@ -202,7 +327,29 @@ def swap_pronouns(text: str) -> str:
 # "works nights and loves it"; a noun that is also a verb ("and cats") does not.
 _COORDINATED = re.compile(r"\b(and|or|but|then)\s+([a-z]+)(\s+\S+)?")
 _OBJECT_START = frozenset(
-    "it them to the a an their this that those these his her him going being every all some most any".split()
+    [
+        "it",
+        "them",
+        "to",
+        "the",
+        "a",
+        "an",
+        "their",
+        "this",
+        "that",
+        "those",
+        "these",
+        "his",
+        "her",
+        "him",
+        "going",
+        "being",
+        "every",
+        "all",
+        "some",
+        "most",
+        "any",
+    ]
 )
 
 
@@ -305,8 +452,8 @@ def rewrite(clause: str) -> Statement | None:
         group = _verb_group(words[1:])
         if group is None:
             return None
-        adverbs, verb, rest, present = group
-        predicate = " ".join([*adverbs, verb, swap_pronouns(" ".join(rest))]).strip()
+        adverbs, verb, tail, present = group
+        predicate = " ".join([*adverbs, verb, swap_pronouns(" ".join(tail))]).strip()
         if present:
             predicate = _coordinate(predicate)
         return Statement("The user", predicate, lead)

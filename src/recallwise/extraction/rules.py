@@ -140,7 +140,7 @@ class RuleExtractor:
         statement: Statement | None,
         last: tuple[Statement, ExtractedMemory, ExtractedMemory | None] | None,
     ) -> tuple[Statement, ExtractedMemory, ExtractedMemory | None] | None:
-        """"... allergic to peanuts -- that one's serious": the aside stays with its fact."""
+        """ "... allergic to peanuts -- that one's serious": the aside stays with its fact."""
         if clause.kind != "aside" or last is None or clause.question:
             return None
         aside = swap_pronouns(clean(clause.text))
