@@ -89,7 +89,43 @@ _OF_THE_MOMENT = re.compile(
     re.I,
 )
 # a mood becomes a lasting fact only with what it is about: "afraid of heights", "nervous around dogs"
-_STATE_WITH_OBJECT = re.compile(r"\b(?:of|about|around|when|by|with)\s+\w", re.I)
+_STATE_WITH_OBJECT = re.compile(
+    r"\b(?:of|about|around|when|by|with)\s+(?!(?:that|it|this|those|these|them)\b)\w", re.I
+)
+_MOODS = frozenset(
+    [
+        "excited",
+        "nervous",
+        "happy",
+        "glad",
+        "sure",
+        "thrilled",
+        "worried",
+        "curious",
+        "interested",
+        "tired",
+        "busy",
+        "okay",
+        "fine",
+        "ready",
+        "grateful",
+        "thankful",
+        "sorry",
+        "confused",
+        "impressed",
+        "relieved",
+        "hopeful",
+        "keen",
+        "eager",
+        "stoked",
+        "pumped",
+        "overwhelmed",
+        "stressed",
+        "bored",
+        "surprised",
+        "amazed",
+    ]
+)
 _NOW = re.compile(
     r"\b(?:today|tonight|right now|at the moment|this morning|this afternoon|this evening|yesterday|"
     r"last night|this weekend|later today|in a bit|in a minute|in a sec)\b",
@@ -100,6 +136,15 @@ _POINTING = frozenset(
 )
 _FUNCTION = frozenset(
     [
+        "here",
+        "into",
+        "anymore",
+        "while",
+        "now",
+        "too",
+        "lot",
+        "bit",
+        "well",
         "the",
         "user",
         "user's",
@@ -210,8 +255,12 @@ def judge(clause: Clause, statement: Statement | None) -> Verdict:
     if _NOW.search(text):
         return Verdict(False, "of the moment")
     content = _content(statement)
-    if not content or (len(content) < 2 and any(w in _POINTING for w in statement.predicate.lower().split())):
+    pointing = any(w.strip(".,") in _POINTING for w in statement.predicate.lower().split())
+    # "loves it here", "hasn't done it in a while": a verb and a pointer into the conversation
+    if not content or (pointing and len(content) < 2 and statement.subject == "The user"):
         return Verdict(False, "says nothing alone")
+    if all(w in _MOODS for w in content) and not _STATE_WITH_OBJECT.search(text):
+        return Verdict(False, "of the moment")
     if not any(len(w) >= 3 or any(c.isdigit() for c in w) for w in content):
         return Verdict(False, "says nothing alone")
     return KEEP
