@@ -82,7 +82,8 @@ _DISCOURSE = re.compile(
     r"^(?:and|but|so|also|oh|well|yeah|yes|yep|plus|btw|by the way|anyway|anyways|ok|okay|um|uh|hmm|"
     r"honestly|actually|basically|haha|lol|ha|fun fact|fyi|for context|just so you know|unrelated|"
     r"random(?:ly)?|side note|on another note|oh and|and also|also random|to be honest|tbh|in fact|"
-    r"as for me|for me|personally|for what it's worth|true|right|sure|cool|nice|great|though)\b[,:!.\s]*",
+    r"as for me|for me|personally|for what it's worth|true|right|sure|cool|nice|great|though|now|"
+    r"nowadays)\b[,:!.\s]*",
     re.IGNORECASE,
 )
 

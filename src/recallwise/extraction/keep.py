@@ -83,7 +83,7 @@ _OF_THE_MOMENT = re.compile(
     r"^(?:I'm|I am|we're|we are)\s+(?:(?:so|very|really|just|a bit|a little|pretty|super|also|still|"
     r"not|too)\s+)*(?:not sure|sure|fine|good|ok|okay|great|sorry|glad|happy|excited|nervous|thrilled|"
     r"here|back|done|ready|curious|wondering|confused|lost|thinking|asking|kidding|joking|"
-    r"afraid so|down|in|game|all set|set|impressed|relieved|grateful|thankful|stoked|pumped|"
+    r"afraid so|(?:down|in|game|all set|set)$|impressed|relieved|grateful|thankful|stoked|pumped|"
     r"worried|stressed|overwhelmed|tired|bored|busy|interested|intrigued|convinced|surprised|"
     r"amazed|on it|with you|drowning|struggling|trying to decide)\b",
     re.I,
@@ -132,7 +132,7 @@ _NOW = re.compile(
     re.I,
 )
 _POINTING = frozenset(
-    ["that", "those", "these", "this", "it", "them", "one", "ones", "some", "there", "so", "too", "either"]
+    ["that", "those", "these", "this", "it", "them", "one", "ones", "some", "there", "either"]
 )
 _FUNCTION = frozenset(
     [

@@ -190,7 +190,7 @@ _HEDGES = re.compile(
     re.IGNORECASE,
 )
 _TRAILING = re.compile(
-    r"(?:,?\s+(?:please|now|these days|nowadays|at the moment|lol|haha|lmao|though|anyway|anyways|"
+    r"(?:,?\s+(?:please|right now|now|these days|nowadays|at the moment|lol|haha|lmao|though|anyway|anyways|"
     r"honestly|tbh|for sure|I guess|I think|you know))+$",
     re.IGNORECASE,
 )
