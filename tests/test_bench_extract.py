@@ -178,7 +178,8 @@ def test_bench_extract_json(data_dir, capsys):
     assert outside["facts_labelled"] == 2 and outside["fact_recall"] == 0.5  # the colour was never said
     assert report["examples"]["facts_missed"] == [{"id": "c2", "fact": "My favorite color is grey."}]
     assert report["broken_english"] == report["first_person"] == report["fragments"] == 0
-    assert report["speed"]["conversations_timed"] == 1 and report["speed"]["p50_ms"] > 0
+    speed = report["speed"]
+    assert speed["conversations_timed"] == 1 and 0 < speed["extract_p50_ms"] <= speed["p50_ms"]
     assert report["errors"] == []
 
 
