@@ -129,12 +129,11 @@ PERSONA_RECORDS = [
     "The user is a backend engineer, mostly working on distributed systems.",
     "The user has a dog called Biscuit, a very opinionated cocker spaniel.",
     "The user is trying to get to the gym three mornings a week before work.",
-    # preferences: a diet, a cut-down and a habit count as preferences too (issue 35), so coffee,
-    # food and flights each carry one statement more than before; still one record per context
+    # preferences: a cut-down and a habit count as preferences too (issue 35), so coffee and
+    # flights each carry one statement more than before; still one record per context
     "When ordering coffee: Is trying to cut down on caffeine; go-to is decaf oat flat white",
     "When ordering a drink or beverage: Can't stand sparkling water; still water only",
-    "When choosing food or a meal: Is vegetarian; is allergic to peanuts (that one's serious); "
-    "favourite cuisine is Vietnamese",
+    "When choosing food or a meal: Favourite cuisine is Vietnamese",
     "When booking flights: Always books an aisle seat; hates climbing over people; usually flies out of YVR",
     "When writing code: Strongly prefers tabs-free code (four spaces)",
 ]
@@ -184,10 +183,8 @@ def texts(store, namespace="/facts/u1"):
 def test_a_repeated_fact_changes_nothing(store):
     first = extract_and_store(store, "u1", [user("I'm vegetarian.")])
     again = extract_and_store(store, "u1", [user("I'm vegetarian!", session="s2")])
-    # a fact and a diet preference, each unchanged the second time
-    assert first.added == 2 and again.added == 0 and again.consolidation.unchanged == 2
-    assert texts(store) == ["The user is vegetarian."]
-    assert texts(store, "/preferences/u1") == ["When choosing food or a meal: Is vegetarian"]
+    assert first.added == 1 and again.added == 0 and again.consolidation.unchanged == 1
+    assert texts(store) == ["The user is vegetarian."]  # a condition: a fact, not a preference
 
 
 def test_an_updated_fact_replaces_the_old_record(store):

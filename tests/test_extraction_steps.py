@@ -217,7 +217,10 @@ def test_lasting_facts_are_kept(said):
         ("I tend to avoid gore", True),
         ("I only buy second-hand clothes", True),
         ("I get seasick on boats", True),
-        ("I'm vegetarian", True),
+        ("I don't eat pork", True),
+        ("we keep kosher", True),
+        ("I'm vegetarian", False),  # a condition: a fact
+        ("I'm allergic to peanuts", False),
         ("I'm a nurse", False),
         ("I live in Denver", False),
     ],
@@ -265,9 +268,9 @@ def test_a_compound_sentence_gives_its_preference_a_record_of_its_own():
 
 
 def test_explain_shows_every_step():
-    trace = RuleExtractor().explain("Thanks! I'm vegan, but I'll check those out.")
+    trace = RuleExtractor().explain("Thanks! I never eat pork, but I'll check those out.")
     assert [(t.clause, t.verdict.reason, t.preference, t.topic) for t in trace] == [
         ("Thanks", "not about the user", False, None),
-        ("I'm vegan", "", True, "diet"),
+        ("I never eat pork", "", True, "diet"),
         ("I'll check those out", "plan for now", False, None),
     ]

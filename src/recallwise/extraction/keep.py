@@ -1,4 +1,4 @@
-"""Step 2 of the rules: keep a clause, or drop it and say why.
+"""Step 3 of the rules: keep a clause, or drop it and say why.
 
 Kept: lasting facts and preferences about the user and their people ("I'm vegetarian", "my
 daughter is allergic to dairy", "I tend to avoid gore", "spicy food gives me heartburn").
@@ -271,14 +271,19 @@ _PREFERENCE = re.compile(
     r"cannot stand|can't handle|can't eat|can't have|can't drink|hates?|dislikes?|doesn't like|don't like|"
     r"doesn't eat|don't eat|doesn't drink|don't drink|loves?|likes?|enjoys?|adores?|only (?:eats?|drinks?|"
     r"buys?|wears?|uses?|reads?|watches?|travels?|flies|books?|shops?)|would rather|'d rather|rather than|"
-    r"avoids?|allergic|intolerant|sensitive to|aversion|afraid of|terrified of|scared of|not a fan|"
-    r"a big fan|a huge fan|fan of|not into|is into|are into|vegetarian|vegan|pescatarian|keeps? kosher|"
-    r"halal|gives? (?:the user|them) \w+|makes? (?:the user|them) \w+|gets? (?:seasick|carsick|motion sick|"
+    r"avoids?|sensitive to|aversion|afraid of|terrified of|scared of|not a fan|"
+    r"a big fan|a huge fan|fan of|not into|is into|are into|keeps? kosher|only eats? halal|"
+    r"gives? (?:the user|them) \w+|makes? (?:the user|them) \w+|gets? (?:seasick|carsick|motion sick|"
     r"airsick)|stays? away from|steers? clear of|cut(?:ting)? down on|can't do)\b",
     re.IGNORECASE,
 )
 
 
 def is_preference(statement: Statement) -> bool:
-    """Whether a kept statement states a preference (likes, dislikes, habits, diet, aversions)."""
+    """Whether a kept statement states a preference: a like, a dislike, a habit, an aversion, a
+    practice ("keeps kosher", "doesn't eat pork").
+
+    A condition is a fact, not a preference ("is vegetarian", "is allergic to peanuts"), as in
+    AgentCore's own split (the demo persona's example records keep both in the facts).
+    """
     return bool(_PREFERENCE.search(statement.sentence))

@@ -1,4 +1,4 @@
-"""Step 3 of the rules: a first-person clause rewritten in the third person.
+"""Step 2 of the rules: a first-person clause rewritten in the third person.
 
 ``"I tend to avoid gore"`` -> ``"The user tends to avoid gore."``; ``"we keep kosher at home"``
 -> ``"The user keeps kosher at home."``; ``"My husband is vegan"`` -> ``"The user's husband is
@@ -37,9 +37,8 @@ class Statement:
     subject: str  # "The user", "The user's sister", "Spicy food"
     predicate: str  # "is vegetarian", "always books an aisle seat"
     lead: str = ""  # "As a vegan" (said before the subject)
-    slot: str | None = (
-        None  # "favourite cuisine" for "my favourite cuisine is X" / "X is my favourite cuisine"
-    )
+    #: "favourite cuisine" for "my favourite cuisine is X" / "X is my favourite cuisine"
+    slot: str | None = None
     value: str | None = None
 
     @property
