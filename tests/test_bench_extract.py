@@ -163,6 +163,8 @@ def test_a_directory_without_data_is_a_usage_error(tmp_path, capsys):
     assert main(["bench", "extract", "--data", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "no *.jsonl files" in err and len(err.strip().splitlines()) == 1
+    assert main(["bench", "extract", "--data", str(tmp_path), "--limit", "0"]) == 2
+    assert "--limit must be at least 1" in capsys.readouterr().err
 
 
 # ---- the report -----------------------------------------------------------------------------

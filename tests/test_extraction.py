@@ -129,7 +129,7 @@ PERSONA_RECORDS = [
     "The user is a backend engineer, mostly working on distributed systems.",
     "The user has a dog called Biscuit, a very opinionated cocker spaniel.",
     "The user is trying to get to the gym three mornings a week before work.",
-    # preferences: a cut-down and a habit count as preferences too (issue 35), so coffee and
+    # preferences: a cut-down and a habit count as preferences too, so coffee and
     # flights each carry one statement more than before; still one record per context
     "When ordering coffee: Is trying to cut down on caffeine; go-to is decaf oat flat white",
     "When ordering a drink or beverage: Can't stand sparkling water; still water only",

@@ -644,6 +644,8 @@ def run_extract_bench(
     from ..policy import RecallPolicy
     from ..stores.sqlite import SQLiteStore
 
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1, got {limit}")
     conversations = load_conversations(data)
     if limit is not None:
         conversations = conversations[:limit]

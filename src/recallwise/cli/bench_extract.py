@@ -36,13 +36,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="rules",
         help="rules (offline, default), openai (any OpenAI-compatible endpoint) or bedrock",
     )
-    parser.add_argument("--model", default=None, help="model name for the openai / bedrock extractors")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model name for the openai / bedrock extractors (default none: required there)",
+    )
     parser.add_argument(
         "--base-url",
         default=None,
         help="endpoint of an OpenAI-compatible server (default: OPENAI_BASE_URL, else api.openai.com)",
     )
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N conversations")
+    parser.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="only the first N conversations (default all)"
+    )
     add_embedder(parser, "the records and the questions")
     add_json(parser)
     parser.set_defaults(func=run)
