@@ -154,14 +154,14 @@ def test_d6_extraction_past_its_limits_is_a_413_naming_the_limit(keyed):
 
 
 def test_d6_a_request_killed_in_flight_leaves_its_events_and_records_together_or_neither(work):
-    """SIGKILL half-way through a request near the limits (~190 statements): the store holds all its
+    """SIGKILL half-way through a request near the limits (~190 statements as the extractor splits them): the store holds all its
     events and all their records, or none of either (it used to keep the events and no record, or
     some records). The same request, uninterrupted, first says how many records it makes and how
     long it takes; where in the request the kill lands varies, the outcome may not."""
     url = f"sqlite:///{work}/killed.db"
     things = ["hiking", "tea", "jazz", "chess", "sushi", "running", "opera", "golf", "yoga", "baking"]
     text = " ".join(f"I like {things[i % 10]} number {i}. My friend {i} lives in Oslo." for i in range(400))
-    messages = [text[j : j + 1400] for j in range(0, 4200, 1400)]
+    messages = [text[j : j + 1200] for j in range(0, 3600, 1200)]
     with serve(url, log_dir=work) as server:
         started = time.monotonic()
         whole = httpx.post(server.url + "/v1/events", json=_events("whole", *messages), timeout=60)
