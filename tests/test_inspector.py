@@ -223,7 +223,9 @@ def test_a_server_without_a_log_says_how_to_get_one(tmp_path):
     from recallwise.stores import open_store
 
     store = open_store(f"sqlite:///{tmp_path}/m.db")
-    with TestClient(create_app(MemoryService.open(store, decider=None, batch_embeddings=False))) as c:
+    service = MemoryService.open(store, decider=None, batch_embeddings=False)
+    # without keys the app serves only a local Host (TestClient's default is "testserver")
+    with TestClient(create_app(service), base_url="http://localhost") as c:
         answer = c.get("/v1/decisions")
         assert answer.status_code == 404 and "--log FILE" in answer.json()["error"]["message"]
         assert 'data-log="off"' in c.get("/ui").text
