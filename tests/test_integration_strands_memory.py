@@ -685,15 +685,3 @@ def test_agentcore_writes_pass_through_the_gate():
     asyncio.run(stores[0].add_messages([message], None))
     assert len(fake.events) == 1 and fake.events[0]["actorId"] == "u1"
     assert "I moved to Lisbon." in json.dumps(fake.events[0]["payload"])
-
-
-def test_the_old_module_path_still_imports_with_a_deprecation_warning() -> None:
-    import importlib
-    import sys
-
-    sys.modules.pop("recallwise.integrations.strands_memory", None)
-    with pytest.warns(DeprecationWarning, match="recallwise.integrations.strands"):
-        old = importlib.import_module("recallwise.integrations.strands_memory")
-    from recallwise.integrations.strands import GatedMemoryStore
-
-    assert old.GatedMemoryStore is GatedMemoryStore

@@ -19,7 +19,6 @@ from recallwise.errors import DeciderError, UsageError
 from recallwise.policy import DecisionLog, RecallOptions, RecallPolicy, Thresholds
 from recallwise.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
 from recallwise.records import MemoryRecord, SearchHit
-from recallwise.stores import SQLiteStore
 from recallwise.stores.base import SearchRequest
 
 EMBEDDER = HashingEmbedder(64)
@@ -97,52 +96,9 @@ def test_a_foreign_memory_needs_only_the_searcher_seam() -> None:
     policy.close()
 
 
-class OldSignatureMemory:
-    """A searcher written to the signature before SearchRequest."""
-
-    local = True
-
-    def __init__(self) -> None:
-        self.embedder = EMBEDDER
-        self.calls: list[tuple[str, int, str | None, str | None, dict[str, Any]]] = []
-
-    def search(
-        self, namespace: str, query: Any, top_k: int = 10, *, actor_id: str | None = None, **kwargs: Any
-    ) -> list[SearchHit]:
-        self.calls.append((namespace, top_k, actor_id, kwargs.pop("text", None), kwargs))
-        return [_hit(namespace, key, 0.6, vector=False) for key in FACTS][:top_k]
-
-
-def test_a_searcher_with_the_old_signature_is_adapted_with_a_deprecation_warning() -> None:
-    memory = OldSignatureMemory()
-    with pytest.warns(
-        DeprecationWarning, match=r"OldSignatureMemory\.search\(namespace, query, top_k.*SearchRequest"
-    ):
-        policy = RecallPolicy(memory, decider=Scripted(), namespaces=["notes"], gate_threshold=0.5, top_k=3)
-    recall = policy.recall("What should I drink?", actor_id="u1")
-    # called as it always was: positional namespace, query and top_k; the mode passed when hybrid
-    assert memory.calls == [("notes", 3, "u1", "What should I drink?", {"mode": "hybrid"})]
-    with pytest.warns(DeprecationWarning, match="old Searcher signature"):
-        dense = RecallPolicy(memory, decider=None, namespaces=["notes"], top_k=2)  # stock: dense
-    dense.recall("What should I drink?", actor_id="u1")
-    assert memory.calls[-1] == ("notes", 2, "u1", "What should I drink?", {})
-    dense.close()
-    assert [k.record.id for k in recall.records] == ["drinks"]
-    policy.close()
-
-
-def test_a_store_called_the_old_way_warns_and_answers_the_same() -> None:
-    store = SQLiteStore("sqlite://:memory:", embedder=EMBEDDER)
-    store.add_records([MemoryRecord(actor_id="u1", namespace="n", text=t, id=k) for k, t in FACTS.items()])
-    new = store.search(SearchRequest("n", "decaf flat white", 2, actor_id="u1"))
-    with pytest.warns(DeprecationWarning, match="pass SearchRequest"):
-        old = store.search("n", "decaf flat white", 2, actor_id="u1")
-    assert [h.record.id for h in old] == [h.record.id for h in new] and len(new) == 2
-    with pytest.raises(UsageError, match="SearchRequest alone"):
-        store.search(SearchRequest("n", "x"), "x")  # type: ignore[arg-type]
+def test_an_unknown_search_mode_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown search mode 'sparse'"):
         SearchRequest("n", "x", mode="sparse")  # type: ignore[arg-type]
-    store.close()
 
 
 def test_search_extensions_reach_every_search_of_the_turn() -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from .embeddings import Embedder, HashingEmbedder
 from .records import MemoryRecord, SearchHit
-from .stores.base import SearchMode, SearchRequest, accepts_old_search_call
+from .stores.base import SearchMode, SearchRequest
 from .stores.sqlite import SQLiteStore
 
 __all__ = ["Asked", "InMemoryStore", "ScriptedDecider", "Searched"]
@@ -187,7 +187,6 @@ class InMemoryStore(SQLiteStore):
         """Searches succeed again."""
         self._faults.error, self._faults.remaining = None, None
 
-    @accepts_old_search_call
     def search(self, request: SearchRequest) -> list[SearchHit]:
         if self._faults.delay_s:
             time.sleep(self._faults.delay_s)

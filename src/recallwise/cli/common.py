@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from .._renamed import getenv
 from ..deciders import Decider, make_decider
 from ..embeddings import Embedder, make_embedder
 from ..errors import UsageError
@@ -22,7 +22,7 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def add_store(parser: argparse.ArgumentParser, default: str | None = DEFAULT_STORE) -> None:
     parser.add_argument(
         "--store",
-        default=getenv("RECALLWISE_STORE", default),
+        default=os.environ.get("RECALLWISE_STORE", default),
         metavar="URL",
         help="store URL: sqlite:///path.db (default %(default)s), postgresql://..., agentcore://ID?region=...",
     )
@@ -31,7 +31,7 @@ def add_store(parser: argparse.ArgumentParser, default: str | None = DEFAULT_STO
 def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> None:
     parser.add_argument(
         "--decider",
-        default=getenv("RECALLWISE_DECIDER", default),
+        default=os.environ.get("RECALLWISE_DECIDER", default),
         metavar="NAME",
         help="decision backend (default %(default)s)",
     )
@@ -46,7 +46,7 @@ def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> N
 def add_embedder(parser: argparse.ArgumentParser, what: str = "the store's records and queries") -> None:
     parser.add_argument(
         "--embedder",
-        default=getenv("RECALLWISE_EMBEDDER"),
+        default=os.environ.get("RECALLWISE_EMBEDDER"),
         metavar="NAME",
         help=f"embedding model for {what}: minilm-l6 (default), multilingual, onnx:/dir, "
         "sentence-transformers:/dir, or any registered name",

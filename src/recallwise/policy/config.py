@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from .._renamed import OLD_CONFIG_FORMAT, getenv
+from .._renamed import OLD_CONFIG_FORMAT
 from ..deciders import default_threshold
 from ..errors import UsageError
 from ..text import json_failure
@@ -214,7 +214,7 @@ def write_config(path: ConfigPath, backend: str, fitted: Mapping[str, FittedThre
 
 def config_from_env() -> ThresholdConfig | None:
     """The config named by ``RECALLWISE_CONFIG``, or None when the variable is unset or empty."""
-    path = getenv(CONFIG_ENV, "").strip()
+    path = os.environ.get(CONFIG_ENV, "").strip()
     if not path:
         return None
     try:

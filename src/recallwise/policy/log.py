@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._renamed import getenv
 from ..errors import UsageError
-from ..stores.base import where_equal
+from ..stores.sql import where_equal
 from .trace import Trace
 
 __all__ = ["LOG_ENV", "LOG_SCHEMA_VERSION", "DecisionLog", "LoggedTurn"]
@@ -192,7 +191,7 @@ def open_log(log: DecisionLog | str | os.PathLike[str] | None) -> DecisionLog | 
     if isinstance(log, DecisionLog):
         return log
     if log is None:
-        log = getenv(LOG_ENV) or None
+        log = os.environ.get(LOG_ENV) or None
         if log is None:
             return None
     return DecisionLog(log)

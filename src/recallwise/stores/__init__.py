@@ -18,16 +18,8 @@ from typing import Any
 from ..embeddings import Embedder
 from ..errors import UsageError
 from ..extras import require_extra
-from .base import (
-    AsyncSearcher,
-    MemoryStore,
-    MentionIndex,
-    Query,
-    Searcher,
-    SearchRequest,
-    embed_missing,
-    top_k_indices,
-)
+from .base import AsyncSearcher, MemoryStore, MentionIndex, Query, Searcher, SearchRequest
+from .ranking import embed_missing, top_k_indices
 from .sqlite import SQLiteStore
 from .urls import choose_embedder, split_embedder_option
 
