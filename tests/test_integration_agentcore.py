@@ -29,7 +29,14 @@ from bedrock_agentcore.memory.integrations.strands.session_manager import (  # n
 from botocore.awsrequest import AWSResponse  # noqa: E402
 from strands import Agent  # noqa: E402
 
-from recallwise import RecallOptions, RecallPolicy, RecallStats, ThresholdOptions, open_store  # noqa: E402
+from recallwise import (  # noqa: E402
+    RecallOptions,
+    RecallPolicy,
+    RecallStats,
+    SearchOptions,
+    ThresholdOptions,
+    open_store,
+)
 from recallwise.errors import UsageError  # noqa: E402
 from recallwise.extraction import extract_and_store  # noqa: E402
 from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager  # noqa: E402
@@ -312,7 +319,7 @@ def test_stats_can_be_shared_and_thresholds_apply(fake):
     assert strict.stats is shared and shared.gate_closed == 1
     with pytest.raises(UsageError, match="sets top_k itself"):
         GatedAgentCoreMemorySessionManager(
-            config(), boto_session=fake.session(), options=RecallOptions(top_k=3)
+            config(), boto_session=fake.session(), options=RecallOptions(search=SearchOptions(top_k=3))
         )
 
 

@@ -16,7 +16,9 @@ from recallwise.policy import (
     CONVERSATION_WEIGHTS,
     EPISODIC_OPTIONS,
     AdaptiveBudget,
+    KeepOptions,
     RecallOptions,
+    SearchOptions,
 )
 from recallwise.policy.budget import GATED_TOP_K, keep_count
 from recallwise.policy.conversation import log_odds, rescore_by_conversation
@@ -66,7 +68,7 @@ def test_the_embedded_decider_searches_its_fitted_depth_and_others_search_top_k(
     assert len(paged.recall("tea?", actor_id="u", top_k=3).trace.candidates) == 6
     assert len(paged.recall("tea again?", actor_id="u").trace.candidates) == 50
     with pytest.raises(UsageError, match="gated_top_k"):
-        RecallOptions(gated_top_k=0)
+        SearchOptions(gated_top_k=0)
 
 
 def test_a_judge_of_more_than_max_questions_records_is_asked_in_several_calls(store):
@@ -117,9 +119,9 @@ def test_the_episodic_options_are_off_by_default_and_are_the_fitted_values():
         "adaptive_budget": ADAPTIVE_BUDGET,
     }
     with pytest.raises(UsageError, match="ConversationWeights or None"):
-        RecallOptions(conversation_rescore=True)  # type: ignore[arg-type]
+        KeepOptions(conversation_rescore=True)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="AdaptiveBudget or None"):
-        RecallOptions(adaptive_budget=5)  # type: ignore[arg-type]
+        KeepOptions(adaptive_budget=5)  # type: ignore[arg-type]
 
 
 def test_rescoring_writes_the_rescored_probability_back_and_the_trace_says_so(episodes):

@@ -16,7 +16,7 @@ from recallwise.deciders import BaseDecider, Capabilities, DecisionHints, Reply,
 from recallwise.deciders.questions import Question
 from recallwise.embeddings.hashing import HashingEmbedder
 from recallwise.errors import DeciderError, UsageError
-from recallwise.policy import DecisionLog, RecallOptions, RecallPolicy, Thresholds
+from recallwise.policy import DecisionLog, RecallOptions, RecallPolicy, SearchOptions, Thresholds
 from recallwise.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
 from recallwise.records import MemoryRecord, SearchHit
 from recallwise.stores.base import SearchRequest
@@ -162,9 +162,10 @@ def test_options_are_checked_and_readable() -> None:
     with pytest.raises(UsageError, match="unknown RecallPolicy option"):
         RecallPolicy(ForeignMemory(), decider=None, namespaces=["n"], top_kk=3)
     with pytest.raises(UsageError, match="top_k"):
-        RecallOptions(top_k=0)
-    policy = RecallPolicy(ForeignMemory(), decider=None, namespaces=["n"], options=RecallOptions(top_k=2))
-    assert policy.top_k == 2 and policy.options.search.top_k == 2
+        SearchOptions(top_k=0)
+    options = RecallOptions(search=SearchOptions(top_k=2))
+    policy = RecallPolicy(ForeignMemory(), decider=None, namespaces=["n"], options=options)
+    assert policy.options.search.top_k == 2
     policy.close()
 
 

@@ -96,7 +96,7 @@ def test_decider_down_connection_refused_fails_open_within_budget(seeded: SQLite
     recall, elapsed = _timed_recall(policy)
     _assert_failed_open(recall)
     # One failure per turn: after the gate failed, the judge is not asked.
-    assert elapsed < policy.decider_timeout_s + MARGIN_S
+    assert elapsed < policy.options.reliability.decider_timeout_s + MARGIN_S
     assert policy.stats.errors_by_kind == {"decider:unavailable": 1}
     assert any("cannot connect" in e for e in recall.trace.errors)
     assert any("gate failed open" in n for n in recall.trace.notes)
@@ -114,7 +114,9 @@ def test_slow_decider_is_cut_off_by_the_policy_deadline(seeded: SQLiteStore, s1_
     policy = RecallPolicy(seeded, decider=decider, namespaces=NS, decider_timeout_s=0.5)
     recall, elapsed = _timed_recall(policy)
     _assert_failed_open(recall)
-    bound = policy.decider_timeout_s + MARGIN_S  # one deadline: the judge is not asked after it
+    bound = (
+        policy.options.reliability.decider_timeout_s + MARGIN_S
+    )  # one deadline: the judge is not asked after it
     assert elapsed < bound < sleep_s
     assert policy.stats.errors_by_kind == {"decider:timeout": 1}
     assert any("no answer within 0.5 s" in e for e in recall.trace.errors)
@@ -153,7 +155,7 @@ def test_garbage_on_the_wire_fails_open_as_a_bad_response(
     policy = RecallPolicy(seeded, decider=decider, namespaces=NS, decider_timeout_s=2.0)
     recall, elapsed = _timed_recall(policy)
     _assert_failed_open(recall)
-    assert elapsed < policy.decider_timeout_s + MARGIN_S
+    assert elapsed < policy.options.reliability.decider_timeout_s + MARGIN_S
     assert policy.stats.errors_by_kind == {"decider:bad_response": 1}
     assert any(message in e for e in recall.trace.errors), recall.trace.errors
     _assert_reported_first(policy.stats, "decider:bad_response x1")
@@ -345,7 +347,7 @@ def test_breaker_saves_the_timeout_on_every_turn(seeded: SQLiteStore, s1_server:
     for _ in range(10):
         recall, elapsed = _timed_recall(policy)
         _assert_failed_open(recall)
-        assert elapsed < policy.decider_timeout_s + MARGIN_S
+        assert elapsed < policy.options.reliability.decider_timeout_s + MARGIN_S
         assert "gate" not in recall.trace.timings_ms  # no decider call was timed: none was made
     assert s1_server.count == received  # the slow server saw no request while the circuit was open
     assert policy.stats.errors_by_kind == {"decider:timeout": 2, "decider:circuit_open": 10}
@@ -399,7 +401,7 @@ def test_store_down_injects_nothing_and_counts_the_kind(
     policy = RecallPolicy(store, decider=decider, namespaces=NS, gate_threshold=0.0, store_timeout_s=1.0)
     recall, elapsed = _timed_recall(policy)
     assert recall.context == "" and recall.records == []
-    assert elapsed < policy.store_timeout_s + MARGIN_S
+    assert elapsed < policy.options.reliability.store_timeout_s + MARGIN_S
     assert policy.stats.errors_by_kind == {kind: 1}
     assert "store error: nothing injected this turn" in recall.trace.notes
     _assert_reported_first(policy.stats, kind)
@@ -416,7 +418,7 @@ def test_slow_store_is_cut_off_by_the_store_deadline(seeded: SQLiteStore) -> Non
     )
     recall, elapsed = _timed_recall(policy)
     assert recall.context == ""
-    bound = policy.store_timeout_s + MARGIN_S
+    bound = policy.options.reliability.store_timeout_s + MARGIN_S
     assert elapsed < bound < store.sleep_s  # one deadline for every namespace, not one each
     assert policy.stats.errors_by_kind == {"store:timeout": 2}
     assert any("no answer within 0.5 s" in e for e in recall.trace.errors)
@@ -503,7 +505,7 @@ def test_a_real_postgres_going_down_mid_session(tmp_path) -> None:
         for _ in range(3):
             recall, elapsed = _timed_recall(policy)
             assert recall.context == ""
-            assert elapsed < policy.store_timeout_s + MARGIN_S
+            assert elapsed < policy.options.reliability.store_timeout_s + MARGIN_S
         assert policy.stats.store_errors == 3
         # a lost server is "unavailable" (or a timeout while the pool reconnects), never a bare
         # "StoreError" that could as well be a refused query

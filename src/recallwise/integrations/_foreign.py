@@ -22,6 +22,7 @@ from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
 from ..policy.config import threshold_options
+from ..policy.options import shorthand_value, with_shorthand
 from ..records import MemoryRecord, SearchHit, score_from_cosine
 from ..stores.base import Searcher, SearchRequest
 
@@ -109,10 +110,12 @@ def gate_options(
         flat = {**threshold_options(thresholds), **flat}  # an unknown role fails here
     base = options if options is not None else RecallOptions()
     default = RecallOptions()
-    clash = sorted(n for n in (owned or {}) if n in flat or base.flat(n) != default.flat(n))
+    clash = sorted(
+        n for n in (owned or {}) if n in flat or shorthand_value(base, n) != shorthand_value(default, n)
+    )
     if clash:
         raise UsageError(f"{what} sets {', '.join(clash)} itself{why}")
-    return base.replace(**flat, **(owned or {}))
+    return with_shorthand(base, {**flat, **(owned or {})})
 
 
 def foreign_policy(

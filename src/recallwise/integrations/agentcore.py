@@ -44,6 +44,7 @@ from ..embeddings import Embedder, default_embedder
 from ..errors import InvalidIdError, UsageError
 from ..extras import extra_imports
 from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats, message_text
+from ..policy.options import with_shorthand
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
 from ..policy.stages import KeepRule
 from ..records import MemoryRecord, SearchHit, validate_id
@@ -316,7 +317,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
                 decider=self.decider,
                 namespaces=namespaces,
                 stats=self.stats,
-                options=self.options.replace(top_k=max(c.top_k for c in configs.values())),
+                options=with_shorthand(self.options, {"top_k": max(c.top_k for c in configs.values())}),
             )
             self._policy_key = key
         return self._policy
