@@ -323,16 +323,11 @@ def test_stats_can_be_shared_and_thresholds_apply(fake):
         )
 
 
-def test_the_old_thresholds_mapping_still_applies_with_a_deprecation_warning(fake):
-    decider = keyword_decider(gate_words=["dinner"], keep_words=["vegetarian"], gate_p=0.9)
-    with pytest.warns(DeprecationWarning, match="thresholds=.*deprecated"):
-        strict = GatedAgentCoreMemorySessionManager(
-            config(), boto_session=fake.session(), decider=decider, thresholds={"gate": 0.95}
-        )
-    assert strict.options.thresholds.gate == 0.95
-    assert run_agent(strict, DINNER).context() == "" and "RetrieveMemoryRecords" not in fake.calls
-    with pytest.warns(DeprecationWarning), pytest.raises(UsageError, match="unknown threshold"):
-        GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), thresholds={"gates": 0.5})
+def test_recallwise_options_given_as_upstream_keywords_are_refused(fake):
+    # upstream takes any keyword and ignores what it does not know: an option there would do nothing
+    for keyword, value in (("thresholds", {"gate": 0.95}), ("keep", "absolute"), ("max_records", 2)):
+        with pytest.raises(UsageError, match=f"{keyword} is not an upstream keyword.*options=RecallOptions"):
+            GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), **{keyword: value})
 
 
 def test_tool_results_and_non_text_first_blocks_are_not_queries(fake):

@@ -21,7 +21,13 @@ from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import _has_method
 from strands.vended_memory_stores.test_memory_store import TestMemoryStore
 
-from recallwise import RecallStats
+from recallwise import (
+    RecallOptions,
+    RecallStats,
+    ReliabilityOptions,
+    SearchOptions,
+    ThresholdOptions,
+)
 from recallwise.errors import UsageError
 from recallwise.integrations import GatedMemoryStore as LazyGatedMemoryStore
 from recallwise.integrations.strands import (
@@ -167,7 +173,7 @@ async def test_attributes_and_writes_pass_through_to_the_inner_store():
 
 def test_gate_options_are_checked_at_construction():
     with pytest.raises(UsageError, match="MemoryGate sets top_k itself"):
-        MemoryGate(top_k=3)
+        MemoryGate(options=RecallOptions(search=SearchOptions(top_k=3)))
     with pytest.raises(UsageError, match="over_fetch must be a number >= 1"):
         MemoryGate(over_fetch=0.5)
     with pytest.raises(UsageError, match="invalid actor_id 'user/42'"):
@@ -245,7 +251,8 @@ def test_the_judge_ranks_across_stores_so_max_entries_keeps_the_best_of_all():
     assert "green tea" not in model.shown() and model.shown().count("Trivia") == 5
 
     first, second = seeded("first", noise), seeded("second", useful)
-    stores = gated_stores([first, second], decider=decider, judge_threshold=0.5, relative_delta=0.5)
+    thresholds = ThresholdOptions(judge=0.5, judge_relative=0.5)
+    stores = gated_stores([first, second], decider=decider, options=RecallOptions(thresholds=thresholds))
     agent, model = agent_over(stores)
     agent(DRINK)
     shown = model.shown()
@@ -359,7 +366,8 @@ def test_store_deadline_applies_to_the_inner_search():
             await asyncio.sleep(5)
             return []
 
-    gated = GatedMemoryStore(Hung(), decider=ScriptedDecider.always_open(), store_timeout_s=0.2)
+    deadline = RecallOptions(reliability=ReliabilityOptions(store_timeout_s=0.2))
+    gated = GatedMemoryStore(Hung(), decider=ScriptedDecider.always_open(), options=deadline)
     started = time.perf_counter()
     assert asyncio.run(gated.search(DRINK, {"max_search_results": 3})) == []
     assert time.perf_counter() - started < 2.0

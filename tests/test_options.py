@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from recallwise import (
     LimitOptions,
     RecallOptions,
     RecallPolicy,
+    RecallStats,
     ReliabilityOptions,
     SearchOptions,
     ThresholdOptions,
@@ -134,32 +136,55 @@ def test_a_gate_takes_the_same_options_object_and_owns_what_it_sets() -> None:
     given = RecallOptions(
         thresholds=ThresholdOptions(gate=0.9), reliability=ReliabilityOptions(decider_timeout_s=0.5)
     )
-    out = gate_options("SomeGate", given, given={"keep": "absolute", "max_records": None}, owned=owned)
+    out = gate_options("SomeGate", given, owned=owned, why="")
     assert out.thresholds.gate == 0.9 and out.reliability.decider_timeout_s == 0.5
-    assert out.keep.rule == "absolute" and out.limits.max_records is None
-    assert out.limits.max_context_chars == NO_BUDGET["max_context_chars"]
+    assert out.limits.max_context_chars == NO_BUDGET["max_context_chars"] and out.search.top_k == 10
     with pytest.raises(UsageError, match=r"SomeGate sets top_k itself: its page size"):
         gate_options(
             "SomeGate", RecallOptions(search=SearchOptions(top_k=3)), owned=owned, why=": its page size"
         )
     with pytest.raises(UsageError, match="SomeGate sets max_context_chars itself"):
-        gate_options("SomeGate", None, given={"max_context_chars": 10}, owned=owned)
+        gate_options(
+            "SomeGate", RecallOptions(limits=LimitOptions(max_context_chars=10)), owned=owned, why=""
+        )
     with pytest.raises(UsageError, match=r"must be a recallwise\.RecallOptions"):
-        gate_options("SomeGate", {"gate_threshold": 0.5}, owned=owned)  # type: ignore[arg-type]
-    with pytest.warns(DeprecationWarning, match=r"SomeGate\(thresholds=\{...\}\) is deprecated"):
-        old = gate_options("SomeGate", None, thresholds={"gate": 0.9, "judge_relative": 0.2})
-    assert old.thresholds == ThresholdOptions(gate=0.9, judge_relative=0.2)
+        gate_options("SomeGate", {"gate_threshold": 0.5}, owned=owned, why="")  # type: ignore[arg-type]
 
 
-def test_the_langgraph_adk_and_strands_gates_take_options() -> None:
-    pytest.importorskip("langgraph")
+def _gates() -> list[type]:
+    """The five framework gates (each needs its framework installed: the dev extra has them all)."""
+    from recallwise.integrations.adk import GatedMemoryService
+    from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager
+    from recallwise.integrations.langgraph import GatedStore
+    from recallwise.integrations.mem0 import GatedMem0
+    from recallwise.integrations.strands import MemoryGate
+
+    return [GatedMemoryService, GatedAgentCoreMemorySessionManager, GatedStore, GatedMem0, MemoryGate]
+
+
+def test_every_gate_takes_the_same_keywords_with_the_same_types_and_defaults() -> None:
+    shared = ("decider", "options", "embedder", "stats", "log")
+    signatures = {gate.__name__: inspect.signature(gate.__init__).parameters for gate in _gates()}
+    first = next(iter(signatures.values()))
+    for name, parameters in signatures.items():
+        assert all(k in parameters for k in shared), name
+        for keyword in shared:
+            theirs, ours = parameters[keyword], first[keyword]
+            assert (theirs.annotation, theirs.default) == (ours.annotation, ours.default), (name, keyword)
+        # RecallOptions is the one place thresholds, keep and limits live
+        assert not {"thresholds", "keep", "max_records"} & set(parameters), name
+        # no keyword soaks up options (AgentCore's are upstream's own, named so)
+        assert [p.name for p in parameters.values() if p.kind is p.VAR_KEYWORD] in ([], ["upstream_keywords"])
+
+
+def test_every_gate_has_the_same_attributes_and_errors() -> None:
     from langgraph.store.memory import InMemoryStore as LangGraphMemory
 
     from recallwise.integrations.langgraph import GatedStore
     from recallwise.integrations.strands import MemoryGate
 
-    closed = RecallOptions(thresholds=ThresholdOptions(gate=0.99))
-    store = GatedStore(LangGraphMemory(), decider=ScriptedDecider(gate=0.9), options=closed, keep="absolute")
+    closed = RecallOptions(thresholds=ThresholdOptions(gate=0.99), keep=KeepOptions(rule="absolute"))
+    store = GatedStore(LangGraphMemory(), decider=ScriptedDecider(gate=0.9), options=closed)
     assert store.policy is not None and store.policy.thresholds["gate"] == 0.99
     assert store.options.keep.rule == "absolute" and store.policy.search_depth == 10
     with pytest.raises(UsageError, match="GatedStore sets gated_top_k itself"):
@@ -168,11 +193,22 @@ def test_the_langgraph_adk_and_strands_gates_take_options() -> None:
             decider=ScriptedDecider(),
             options=RecallOptions(search=SearchOptions(gated_top_k=50)),
         )
-    gate = MemoryGate(ScriptedDecider(), options=closed, max_records=2, cache_size=0)
-    assert gate.options.thresholds.gate == 0.99 and gate.options.limits.max_records == 2
-    assert gate.options.cache_size == 0
+    limited = RecallOptions(limits=LimitOptions(max_records=2), cache_size=0)
+    gate = MemoryGate(ScriptedDecider(), options=limited)
+    assert gate.options.limits.max_records == 2 and gate.options.cache_size == 0
     with pytest.raises(UsageError, match="MemoryGate sets top_k itself"):
-        MemoryGate(ScriptedDecider(), top_k=3)
+        MemoryGate(ScriptedDecider(), options=RecallOptions(search=SearchOptions(top_k=3)))
+    for make in (lambda **k: GatedStore(LangGraphMemory(), **k), lambda **k: MemoryGate(**k)):
+        with pytest.raises(UsageError, match=r"over_fetch must be a number >= 1, got 0\.5"):
+            make(over_fetch=0.5)
+        with pytest.raises(UsageError, match=r"options=\.\.\.\) must be a recallwise\.RecallOptions"):
+            make(options={"keep": "absolute"})
+        transparent = make(decider=None)
+        assert transparent.policy is None and isinstance(transparent.stats, RecallStats)
+        assert transparent.stats.decider is None and transparent.last_recall is None
+        transparent.close()
+    store.close()
+    gate.close()
 
 
 def test_what_the_caller_asked_of_a_turn_is_frozen() -> None:

@@ -414,9 +414,10 @@ def run_locomo_mem0(
             gate = GatedMem0(
                 memory,
                 decider=decider,
-                max_records=max_records,
                 # each question (and each non-memory message) is a probe of its own
-                **{"follow_up_conversations": 0, **options},
+                options=with_shorthand(
+                    None, {"max_records": max_records, "follow_up_conversations": 0, **options}
+                ),
             )
             scope = {"user_id": conv.actor_id}
             for question in conv.questions:
