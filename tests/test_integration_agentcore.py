@@ -268,14 +268,10 @@ def test_decider_none_is_upstream_behaviour_exactly(fake):
 
 
 def test_an_always_open_decider_injects_what_upstream_injects(fake):
-    class AlwaysOpen:
-        name = "always-open"
-
-        def ask(self, state, questions):
-            return {k: 1.0 for k in questions}
-
     upstream = run_agent(AgentCoreMemorySessionManager(config(), boto_session=fake.session()), DINNER)
-    manager = GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), decider=AlwaysOpen())
+    manager = GatedAgentCoreMemorySessionManager(
+        config(), boto_session=fake.session(), decider=ScriptedDecider.always_open()
+    )
     ours = run_agent(manager, DINNER)
     # upstream injects raw record text; ours renders JSON preferences to prose and bullets each line
     rendered = {line.removeprefix("- ") for line in block_lines(ours.context())}

@@ -321,13 +321,9 @@ async def test_a_failing_inner_store_is_counted_and_the_manager_keeps_its_partia
 
 
 async def test_a_failing_decider_fails_open_and_is_counted():
-    class Down:
-        name = "down"
-
-        def ask(self, state, questions):
-            raise TimeoutError("no answer")
-
-    gated = GatedMemoryStore(seeded("facts", FACTS), decider=Down())
+    gated = GatedMemoryStore(
+        seeded("facts", FACTS), decider=ScriptedDecider.failing(TimeoutError("no answer"))
+    )
     assert len(await gated.search("Lena", {"max_search_results": 3})) == 1  # keep all that came back
     assert gated.gate.stats.errors_by_kind == {"decider:timeout": 1}
     assert gated.gate.report().startswith("ERRORS: 1")

@@ -20,6 +20,7 @@ from recallwise.policy import DecisionLog, RecallOptions, RecallPolicy, SearchOp
 from recallwise.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
 from recallwise.records import MemoryRecord, SearchHit
 from recallwise.stores.base import SearchRequest
+from recallwise.testing import ScriptedDecider
 
 EMBEDDER = HashingEmbedder(64)
 FACTS = {
@@ -70,25 +71,15 @@ class AsyncMemory(ForeignMemory):
         return [_hit(request.namespace, key, 0.6, vector=True) for key in FACTS][: request.top_k]
 
 
-class Scripted:
+def drinks() -> ScriptedDecider:
     """A plain user decider: opens the gate and keeps only the drink record."""
-
-    name = "scripted"
-
-    def __init__(self) -> None:
-        self.states: list[str] = []
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Any]:
-        self.states.append(state)
-        return {
-            k: (0.9 if "decaf" in q["instructions"] or k == "gate" else 0.1) for k, q in questions.items()
-        }
+    return ScriptedDecider(gate=0.9, judge=lambda memory: 0.9 if "decaf" in memory else 0.1)
 
 
 def test_a_foreign_memory_needs_only_the_searcher_seam() -> None:
     memory = ForeignMemory()
     assert isinstance(memory, recallwise.Searcher) and not isinstance(memory, recallwise.MemoryStore)
-    policy = RecallPolicy(memory, decider=Scripted(), namespaces=["notes"], gate_threshold=0.5)
+    policy = RecallPolicy(memory, decider=drinks(), namespaces=["notes"], gate_threshold=0.5)
     recall = policy.recall("What should I drink?", actor_id="u1")
     assert memory.calls == [("notes", "What should I drink?")]
     assert [k.record.id for k in recall.records] == ["drinks"]
@@ -109,7 +100,7 @@ def test_search_extensions_reach_every_search_of_the_turn() -> None:
             seen.append((request.namespace, request.extensions.get("scope")))
             return super().search(request)
 
-    policy = RecallPolicy(Scoped(), decider=Scripted(), namespaces=["a", "b"], gate_threshold=0.5)
+    policy = RecallPolicy(Scoped(), decider=drinks(), namespaces=["a", "b"], gate_threshold=0.5)
     policy.recall("What should I drink?", actor_id="u1", extensions={"scope": "turn-1"})
     policy.recall("What should I drink?", actor_id="u1")
     assert seen == [("a", "turn-1"), ("b", "turn-1"), ("a", None), ("b", None)]
@@ -131,7 +122,7 @@ def test_a_failing_foreign_memory_is_counted_by_its_code_and_injects_nothing() -
     class Throttled(Exception):
         code = "ThrottlingException"
 
-    policy = RecallPolicy(ForeignMemory(fail=Throttled("slow down")), decider=Scripted(), namespaces=["n"])
+    policy = RecallPolicy(ForeignMemory(fail=Throttled("slow down")), decider=drinks(), namespaces=["n"])
     recall = policy.recall("What should I drink?", actor_id="u1")
     assert recall.context == ""
     assert policy.stats.errors_by_kind == {"store:ThrottlingException": 1}
@@ -142,7 +133,7 @@ def test_a_failing_foreign_memory_is_counted_by_its_code_and_injects_nothing() -
 
 def test_arecall_awaits_a_natively_async_memory() -> None:
     memory = AsyncMemory()
-    policy = RecallPolicy(memory, decider=Scripted(), namespaces=["a", "b"], gate_threshold=0.5)
+    policy = RecallPolicy(memory, decider=drinks(), namespaces=["a", "b"], gate_threshold=0.5)
     recall = asyncio.run(policy.arecall("What should I drink?", actor_id="u1"))
     assert memory.async_calls == 2 and memory.calls == []
     assert {k.record.id for k in recall.records} == {"drinks"}
@@ -151,7 +142,7 @@ def test_arecall_awaits_a_natively_async_memory() -> None:
 
 def test_a_slow_async_memory_hits_the_store_deadline() -> None:
     memory = AsyncMemory(delay_s=5.0)
-    policy = RecallPolicy(memory, decider=Scripted(), namespaces=["a"], store_timeout_s=0.2)
+    policy = RecallPolicy(memory, decider=drinks(), namespaces=["a"], store_timeout_s=0.2)
     recall = asyncio.run(policy.arecall("What should I drink?", actor_id="u1"))
     assert recall.context == ""
     assert policy.stats.errors_by_kind == {"store:timeout": 1}
@@ -170,7 +161,8 @@ def test_options_are_checked_and_readable() -> None:
 
 
 class FixedGate(BaseDecider):
-    """A backend on the base class: implements only ``_answer``."""
+    """A backend on the base class: implements only ``_answer``. Private, not a shipped double: the
+    base class (validate, cut, parse, account once) is what these tests are about."""
 
     name = "fixedgate"
     capabilities = Capabilities(local=True)
@@ -228,24 +220,12 @@ def test_the_base_class_validates_cuts_parses_and_accounts_once() -> None:
 
 
 def test_a_foreign_decider_that_raises_or_answers_garbage_becomes_a_typed_error() -> None:
-    class Broken:
-        name = "broken"
-
-        def ask(self, state: str, questions: Mapping[str, Any]) -> Any:
-            raise ConnectionResetError("peer went away")
-
-    class Garbage:
-        name = "garbage"
-
-        def ask(self, state: str, questions: Mapping[str, Any]) -> Any:
-            return {"gate": 7}
-
     question = {"gate": {"type": "noul", "instructions": "?"}}
     with pytest.raises(DeciderError) as broken:
-        as_decider(Broken()).decide("hi", question)
+        as_decider(ScriptedDecider.failing(ConnectionResetError("peer went away"))).decide("hi", question)
     assert broken.value.kind == "unavailable"
     with pytest.raises(DeciderError, match="outside"):
-        as_decider(Garbage()).decide("hi", question)
+        as_decider(ScriptedDecider(gate=7)).decide("hi", question)
     with pytest.raises(UsageError, match="not a decider"):
         as_decider(object())
 
@@ -267,14 +247,10 @@ def test_the_version_comes_from_the_package_metadata() -> None:
 
 
 def test_a_turn_can_ask_for_its_own_namespaces_page_size_and_cap() -> None:
-    class KeepAll:
-        name = "keepall"
-
-        def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Any]:
-            return dict.fromkeys(questions, 0.9)
-
     memory = ForeignMemory()
-    policy = RecallPolicy(memory, decider=KeepAll(), namespaces=["default"], gate_threshold=0.5)
+    policy = RecallPolicy(
+        memory, decider=ScriptedDecider(0.9, 0.9), namespaces=["default"], gate_threshold=0.5
+    )
     recall = policy.recall("drinks?", actor_id="u1", namespaces=["page-7"], top_k=2, max_records=1)
     assert memory.calls == [("page-7", "drinks?")]
     assert len(recall.trace.candidates) == 2 and len(recall.records) == 1
