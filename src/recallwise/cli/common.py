@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..deciders import Decider, make_decider
+from ..deciders import Decider, from_spec
 from ..embeddings import Embedder, make_embedder
 from ..errors import UsageError
 from ..stores import MemoryStore, open_store
@@ -60,21 +60,20 @@ def embedder_from_args(args: argparse.Namespace) -> Embedder | None:
 
 
 def decider_from_args(args: argparse.Namespace) -> Decider | None:
-    """The decider the flags name; ``none`` means the stock (ungated) behaviour.
+    """The decider ``--decider`` and ``--url`` name (:func:`~recallwise.deciders.from_spec`;
+    ``none`` is the stock, ungated behaviour).
 
     ``--embedder`` on a command without a store (``tune``) is the embedded decider's model.
     """
-    name = args.decider
-    if name in ("none", "stock"):
-        return None
     options: dict[str, Any] = {}
-    if getattr(args, "url", None):
-        options["url"] = args.url
     if getattr(args, "embedder_for_decider", False) and getattr(args, "embedder", None):
-        if name != "embedded":
-            raise UsageError(f"--embedder picks the embedded decider's model; decider {name!r} has none")
+        if args.decider != "embedded":
+            raise UsageError(
+                f"--embedder picks the embedded decider's model; decider {args.decider!r} has none"
+            )
         options["embedder"] = make_embedder(args.embedder)
-    return make_decider(name, **options)
+    decider: Decider | None = from_spec(args.decider, getattr(args, "url", None), **options)
+    return decider
 
 
 def store_from_args(args: argparse.Namespace) -> MemoryStore:
