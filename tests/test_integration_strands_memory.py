@@ -180,8 +180,10 @@ def test_gate_options_are_checked_at_construction():
         MemoryGate(actor_id="user/42")
     with pytest.raises(UsageError, match="takes the gate's decider"):
         GatedMemoryStore(CountingStore(name="a"), gate=MemoryGate(), decider=None)
-    with pytest.raises((TypeError, UsageError)):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*no_such_option"):
         gated_stores([CountingStore(name="a")], no_such_option=1)
+    with pytest.raises(TypeError, match=r"MemoryGate\(\) got unexpected keyword argument\(s\) keep"):
+        MemoryGate(keep="absolute")  # type: ignore[call-arg]
     with pytest.raises(UsageError, match="already has a store named 'a'"):
         gated_stores([CountingStore(name="a"), CountingStore(name="a")])
 
@@ -408,7 +410,7 @@ async def test_the_searcher_serves_the_turn_it_is_awaited_in():
     from recallwise.stores.base import SearchRequest
 
     store = seeded("facts", FACTS)
-    gate = MemoryGate(ScriptedDecider.always_open())
+    gate = MemoryGate(decider=ScriptedDecider.always_open())
     gated = gate.wrap(store)
     vector = gate.searcher.embedder.embed(["Lena?"])[0]
     turn = _Turn("Lena?", {gated.key: gate._ask(gated, {"max_search_results": 2})})

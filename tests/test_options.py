@@ -20,7 +20,7 @@ from recallwise import (
     ThresholdOptions,
 )
 from recallwise.errors import UsageError
-from recallwise.integrations._foreign import NO_BUDGET, gate_options
+from recallwise.integrations._foreign import NO_BUDGET, GateKeywords, gate_options
 from recallwise.policy.options import FLAT_NAMES, shorthand_value, with_shorthand
 from recallwise.policy.thresholds import ROLES
 from recallwise.testing import InMemoryStore, ScriptedDecider
@@ -162,19 +162,22 @@ def _gates() -> list[type]:
     return [GatedMemoryService, GatedAgentCoreMemorySessionManager, GatedStore, GatedMem0, MemoryGate]
 
 
-def test_every_gate_takes_the_same_keywords_with_the_same_types_and_defaults() -> None:
-    shared = ("decider", "options", "embedder", "stats", "log")
-    signatures = {gate.__name__: inspect.signature(gate.__init__).parameters for gate in _gates()}
-    first = next(iter(signatures.values()))
-    for name, parameters in signatures.items():
-        assert all(k in parameters for k in shared), name
-        for keyword in shared:
-            theirs, ours = parameters[keyword], first[keyword]
-            assert (theirs.annotation, theirs.default) == (ours.annotation, ours.default), (name, keyword)
+def test_every_gate_takes_the_same_keywords() -> None:
+    shared = set(GateKeywords.__annotations__)
+    assert shared == {"decider", "options", "embedder", "stats", "log"}
+    for gate in _gates():
+        parameters = inspect.signature(gate.__init__).parameters
+        named = set(parameters) & shared
+        varying = [p for p in parameters.values() if p.kind is p.VAR_KEYWORD]
+        if varying and varying[0].annotation == "Unpack[GateKeywords]":
+            assert not named, gate.__name__  # declared once, in GateKeywords
+        else:  # the AgentCore drop-in: its ``**`` is upstream's, so it names them one by one
+            assert named == shared and varying[0].name == "upstream_keywords", gate.__name__
+            for keyword in shared:
+                declared = GateKeywords.__annotations__[keyword].__forward_arg__
+                assert parameters[keyword].annotation == declared, keyword
         # RecallOptions is the one place thresholds, keep and limits live
-        assert not {"thresholds", "keep", "max_records"} & set(parameters), name
-        # no keyword soaks up options (AgentCore's are upstream's own, named so)
-        assert [p.name for p in parameters.values() if p.kind is p.VAR_KEYWORD] in ([], ["upstream_keywords"])
+        assert not {"thresholds", "keep", "max_records"} & set(parameters), gate.__name__
 
 
 def test_every_gate_has_the_same_attributes_and_errors() -> None:
@@ -194,10 +197,10 @@ def test_every_gate_has_the_same_attributes_and_errors() -> None:
             options=RecallOptions(search=SearchOptions(gated_top_k=50)),
         )
     limited = RecallOptions(limits=LimitOptions(max_records=2), cache_size=0)
-    gate = MemoryGate(ScriptedDecider(), options=limited)
+    gate = MemoryGate(decider=ScriptedDecider(), options=limited)
     assert gate.options.limits.max_records == 2 and gate.options.cache_size == 0
     with pytest.raises(UsageError, match="MemoryGate sets top_k itself"):
-        MemoryGate(ScriptedDecider(), options=RecallOptions(search=SearchOptions(top_k=3)))
+        MemoryGate(decider=ScriptedDecider(), options=RecallOptions(search=SearchOptions(top_k=3)))
     for make in (lambda **k: GatedStore(LangGraphMemory(), **k), lambda **k: MemoryGate(**k)):
         with pytest.raises(UsageError, match=r"over_fetch must be a number >= 1, got 0\.5"):
             make(over_fetch=0.5)

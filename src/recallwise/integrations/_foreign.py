@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, TypeVar
+from types import MappingProxyType
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import numpy as np
 
 from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
-from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
+from ..policy import DecisionLog, Recall, RecallOptions, RecallPolicy, RecallStats
 from ..policy.options import shorthand_value, with_shorthand
 from ..records import MemoryRecord, SearchHit, score_from_cosine
 from ..stores.base import Searcher, SearchRequest
@@ -32,6 +34,7 @@ __all__ = [
     "NO_BUDGET",
     "SCOPE",
     "FrameworkGate",
+    "GateKeywords",
     "at_most",
     "check_over_fetch",
     "foreign_owned",
@@ -118,24 +121,38 @@ def check_over_fetch(over_fetch: Any) -> float:
     return float(over_fetch)
 
 
-class FrameworkGate:
-    """What every framework gate is: a policy in front of a framework's memory, configured by the
-    same keywords, with the same types and errors, on every gate (Strands' ``MemoryGate``, the
-    AgentCore drop-in, LangGraph's ``GatedStore``, ADK's ``GatedMemoryService``, ``GatedMem0``):
-
-    * ``decider`` -- the decision backend; left out: the offline embedded one; ``None``:
-      transparent (every call goes straight to the framework's memory: the control arm);
-    * ``options`` -- a :class:`~recallwise.RecallOptions`, the one place thresholds, the keep rule,
-      limits and timeouts are given; what the gate sets itself is refused with a
-      :class:`~recallwise.errors.UsageError` naming it;
-    * ``embedder`` -- recallwise's embedder for the query and the memories' text;
-    * ``stats`` -- a :class:`~recallwise.RecallStats` to count into (share one to pool counts);
-      :attr:`stats` either way (``stats.report()`` puts errors first);
-    * ``log`` -- the opt-in decision log (a path), as ``RecallPolicy(log=...)``.
-
-    :attr:`policy` decides the gated calls (None when transparent); :attr:`last_recall` is the
-    most recent decision (trace included); :meth:`close` releases the policy's worker threads.
+class GateKeywords(TypedDict, total=False):
+    """The keywords every framework gate takes, with the same types and meaning on each (a gate's
+    ``**gate`` is these; the AgentCore drop-in, whose ``**`` is upstream's, names them one by one).
     """
+
+    #: the decision backend; left out: the offline embedded one; ``None``: transparent (every call
+    #: goes straight to the framework's memory: the stock behaviour, the control arm)
+    decider: Decider | Any | None
+    #: the one place thresholds, the keep rule, limits and timeouts are given; what the gate sets
+    #: itself is refused with a UsageError naming it
+    options: RecallOptions | None
+    #: recallwise's embedder for the query and the memories' text
+    embedder: Embedder | None
+    #: the counters to add to (share one between gates to pool counts); ``gate.stats`` either way
+    stats: RecallStats | None
+    #: the opt-in decision log (a path), as ``RecallPolicy(log=...)``
+    log: DecisionLog | str | os.PathLike[str] | None
+
+
+class FrameworkGate:
+    """What every framework gate is: a policy in front of a framework's memory, configured by
+    :class:`GateKeywords` on every gate (Strands' ``MemoryGate``, the AgentCore drop-in, LangGraph's
+    ``GatedStore``, ADK's ``GatedMemoryService``, ``GatedMem0``).
+
+    :attr:`stats` counts what it did (``stats.report()`` puts errors first); :attr:`policy` decides
+    the gated calls (None when transparent); :attr:`last_recall` is the most recent decision
+    (trace included); :meth:`close` releases the policy's worker threads. A gate says in ``_owned``
+    (shorthand names) which options it sets itself, and in ``_why`` why.
+    """
+
+    _owned: Mapping[str, Any] = MappingProxyType({})
+    _why: str = ""
 
     decider: Decider | Any | None
     options: RecallOptions
@@ -143,27 +160,30 @@ class FrameworkGate:
     policy: RecallPolicy | None
     last_recall: Recall | None
 
-    def _configure(
-        self,
-        what: str,
-        *,
-        decider: Any,
-        options: RecallOptions | None,
-        stats: RecallStats | None,
-        log: Any,
-        owned: Mapping[str, Any],
-        why: str,
-    ) -> None:
-        """Set what every gate has; a gate's ``__init__`` calls it first, so a wrong keyword
-        fails before anything is built."""
-        self.options = gate_options(what, options, owned=owned, why=why)
+    def _configure(self, owned: Mapping[str, Any] | None = None, **gate: Unpack[GateKeywords]) -> None:
+        """Set what every gate has (a gate's ``__init__`` calls it first, so a wrong keyword fails
+        before anything is built); ``owned`` replaces the class's ``_owned`` for this gate."""
+        what = type(self).__name__
+        unknown = sorted(set(gate) - set(GateKeywords.__annotations__))
+        if unknown:  # what a signature would refuse: a misspelt keyword must not pass unseen
+            raise TypeError(
+                f"{what}() got unexpected keyword argument(s) {', '.join(unknown)}; a gate takes "
+                f"{', '.join(GateKeywords.__annotations__)} and its own"
+            )
+        self.options = gate_options(
+            what, gate.get("options"), owned=self._owned if owned is None else owned, why=self._why
+        )
+        decider = gate.get("decider", DEFAULT_DECIDER)
         self.decider = default_decider() if decider is DEFAULT_DECIDER else decider
-        self.stats = stats if stats is not None else RecallStats()
+        given = gate.get("stats")
+        self.stats = given if given is not None else RecallStats()
         if self.decider is None:
             self.stats.decider = None
         self.policy = None
         self.last_recall = None
-        self._log = log
+        #: the embedder given (None: the gate's default)
+        self._embedder = gate.get("embedder")
+        self._log = gate.get("log")
 
     def _policy_over(
         self,

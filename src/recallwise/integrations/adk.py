@@ -36,18 +36,17 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
-from ..deciders import Decider
 from ..embeddings import Embedder
 from ..errors import InvalidIdError, UsageError
 from ..extras import extra_imports
-from ..policy import RecallOptions, RecallStats
+from ..policy import RecallStats
 from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.base import MemoryStore, Query, SearchRequest
 from ._foreign import (
-    DEFAULT_DECIDER,
     FrameworkGate,
+    GateKeywords,
     foreign_owned,
     kept_in_order,
     lazy_embedder,
@@ -98,37 +97,21 @@ class _Ask:
 class GatedMemoryService(BaseMemoryService, FrameworkGate):
     """An ADK memory service that gates and judges ``inner``'s ``search_memory``.
 
-    The keywords every gate takes (:class:`~recallwise.integrations._foreign.FrameworkGate`):
+    The keywords every gate takes (:class:`~recallwise.integrations._foreign.GateKeywords`):
     ``decider``, ``options``, ``embedder``, ``stats``, ``log``. Its own: ``top_k``, at most this
     many of the memories the service returns are judged (ADK's services return their own count:
     ``InMemoryMemoryService`` up to 10); the gate sets how deep it searches and the context budget
     from it.
     """
 
-    def __init__(
-        self,
-        inner: BaseMemoryService,
-        *,
-        decider: Decider | Any | None = DEFAULT_DECIDER,
-        options: RecallOptions | None = None,
-        embedder: Embedder | None = None,
-        stats: RecallStats | None = None,
-        log: Any = None,
-        top_k: int = 10,
-    ) -> None:
+    _why = ": its top_k= says how many memories are judged"
+
+    def __init__(self, inner: BaseMemoryService, *, top_k: int = 10, **gate: Unpack[GateKeywords]) -> None:
         if not isinstance(inner, BaseMemoryService):
             raise TypeError(f"GatedMemoryService wraps an ADK BaseMemoryService, got {type(inner).__name__}")
-        self._configure(
-            "GatedMemoryService",
-            decider=decider,
-            options=options,
-            stats=stats,
-            log=log,
-            owned=foreign_owned(top_k),
-            why=": its top_k= says how many memories are judged",
-        )
+        self._configure(foreign_owned(top_k), **gate)
         self.inner = inner
-        self._searcher = _ServiceSearcher(inner, lazy_embedder(embedder), self.stats)
+        self._searcher = _ServiceSearcher(inner, lazy_embedder(self._embedder), self.stats)
         # one namespace, named after the inner service: what traces and the decision log show
         self.policy = self._policy_over(self._searcher, [type(inner).__name__])
 

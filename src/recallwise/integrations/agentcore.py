@@ -34,16 +34,18 @@ reported in the turn's trace and nothing is injected that turn.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..deciders import Decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import InvalidIdError, UsageError
 from ..extras import extra_imports
-from ..policy import RecallOptions, RecallPolicy, RecallStats, message_text
+from ..policy import DecisionLog, RecallOptions, RecallPolicy, RecallStats, message_text
 from ..policy.options import FLAT_NAMES, with_shorthand
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
 from ..records import MemoryRecord, SearchHit, validate_id
@@ -80,6 +82,9 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager, Framewor
     searching.
     """
 
+    _owned = MappingProxyType({"top_k": 10})
+    _why = ": each RetrievalConfig's top_k says how deep its namespace is searched"
+
     def __init__(
         self,
         agentcore_memory_config: Any,
@@ -91,7 +96,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager, Framewor
         options: RecallOptions | None = None,
         embedder: Embedder | None = None,
         stats: RecallStats | None = None,
-        log: Any = None,
+        log: DecisionLog | str | os.PathLike[str] | None = None,
         namespace_descriptions: Mapping[str, str] | None = None,
         **upstream_keywords: Any,
     ) -> None:
@@ -102,15 +107,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager, Framewor
                 f"GatedAgentCoreMemorySessionManager: {', '.join(misplaced)} is not an upstream keyword; "
                 "recallwise's options go in options=RecallOptions(...)"
             )
-        self._configure(
-            "GatedAgentCoreMemorySessionManager",
-            decider=decider,
-            options=options,
-            stats=stats,
-            log=log,
-            owned={"top_k": 10},
-            why=": each RetrievalConfig's top_k says how deep its namespace is searched",
-        )
+        self._configure(decider=decider, options=options, embedder=embedder, stats=stats, log=log)
         try:
             super().__init__(
                 agentcore_memory_config, region_name, boto_session, boto_client_config, **upstream_keywords
@@ -126,7 +123,6 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager, Framewor
                 "see `aws bedrock-agentcore-control list-memories`)"
             ) from None
         self.namespace_descriptions = dict(namespace_descriptions or {})
-        self._embedder = embedder
         self._policy_key: tuple[Any, ...] | None = None
         self._local = threading.local()
         self._stock_lock = threading.Lock()

@@ -6,7 +6,7 @@ import asyncio
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 from langgraph.store.base import (
@@ -20,15 +20,14 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from ...deciders import Decider
 from ...embeddings import Embedder
 from ...errors import UsageError
-from ...policy import Recall, RecallOptions, RecallStats
+from ...policy import Recall
 from ...records import MemoryRecord, SearchHit, score_from_cosine, validate_id
 from ...stores.base import Query, SearchRequest
 from .._foreign import (
-    DEFAULT_DECIDER,
     FrameworkGate,
+    GateKeywords,
     at_most,
     check_over_fetch,
     foreign_owned,
@@ -58,7 +57,7 @@ def _is_gated(op: Op) -> bool:
 class GatedStore(BaseStore, FrameworkGate):
     """A LangGraph ``BaseStore`` that gates and judges natural-language searches of ``inner``.
 
-    The keywords every gate takes (:class:`~recallwise.integrations._foreign.FrameworkGate`):
+    The keywords every gate takes (:class:`~recallwise.integrations._foreign.GateKeywords`):
     ``decider``, ``options``, ``embedder`` (the inner store's own embeddings are not assumed to be
     recallwise's), ``stats``, ``log``. Its own:
 
@@ -72,35 +71,26 @@ class GatedStore(BaseStore, FrameworkGate):
     Anything else is read from ``inner`` (``index_config``, ``setup()``, ...).
     """
 
+    _owned = foreign_owned(10)
+    _why = ": a search's limit and over_fetch say how many items are judged"
+
     def __init__(
         self,
         inner: BaseStore,
         *,
-        decider: Decider | Any | None = DEFAULT_DECIDER,
-        options: RecallOptions | None = None,
-        embedder: Embedder | None = None,
-        stats: RecallStats | None = None,
-        log: Any = None,
         over_fetch: float = 3,
         text_fields: Sequence[str] | None = None,
         actor_id: str = "langgraph",
+        **gate: Unpack[GateKeywords],
     ) -> None:
         if not isinstance(inner, BaseStore):
             raise TypeError(f"GatedStore wraps a langgraph BaseStore, got {type(inner).__name__}")
-        self._configure(
-            "GatedStore",
-            decider=decider,
-            options=options,
-            stats=stats,
-            log=log,
-            owned=foreign_owned(10),
-            why=": a search's limit and over_fetch say how many items are judged",
-        )
+        self._configure(**gate)
         self.inner = inner
         self.over_fetch = check_over_fetch(over_fetch)
         self.actor_id = validate_id(actor_id, "actor_id")
         self._text_fields = list(text_fields) if text_fields is not None else None
-        self._searcher = _StoreSearcher(self, lazy_embedder(embedder))
+        self._searcher = _StoreSearcher(self, lazy_embedder(self._embedder))
         # one namespace, named after the inner store: what traces and the decision log show
         self.policy = self._policy_over(self._searcher, [type(inner).__name__])
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
-from ...deciders import Decider
-from ...embeddings import Embedder
-from ...policy import Recall, RecallOptions, RecallStats
-from .._foreign import DEFAULT_DECIDER, NO_BUDGET, FrameworkGate, at_most, kept_in_order, scoped
+from ...policy import Recall
+from .._foreign import NO_BUDGET, FrameworkGate, GateKeywords, at_most, kept_in_order, scoped
 from .searcher import Mem0Searcher, _Ask, _check_ids, _check_memory, _is_async, _Scope
 
 #: policy options the gate sets itself (mem0's call says how many memories come back, and the
@@ -25,17 +23,11 @@ class _Gate(FrameworkGate):
     #: whether the memory this gate wraps is async (``AsyncMemory``, ``AsyncMemoryClient``)
     _async = False
 
+    _owned = _GATE_OWNS
+    _why = ": mem0's own top_k says how many memories are judged, and every kept one comes back"
+
     def __init__(
-        self,
-        memory: Any,
-        *,
-        decider: Decider | Any | None = DEFAULT_DECIDER,
-        options: RecallOptions | None = None,
-        embedder: Embedder | None = None,
-        stats: RecallStats | None = None,
-        log: Any = None,
-        actor_field: str = "user_id",
-        local: bool = False,
+        self, memory: Any, *, actor_field: str = "user_id", local: bool = False, **gate: Unpack[GateKeywords]
     ) -> None:
         _check_memory(memory, self._what)
         if _is_async(memory) != self._async:
@@ -45,18 +37,10 @@ class _Gate(FrameworkGate):
             raise TypeError(
                 f"{self._what} wraps {wants} mem0 memory; {type(memory).__name__} is {found}: use {other}"
             )
-        self._configure(
-            self._what,
-            decider=decider,
-            options=options,
-            stats=stats,
-            log=log,
-            owned=_GATE_OWNS,
-            why=": mem0's own top_k says how many memories are judged, and every kept one comes back",
-        )
+        self._configure(**gate)
         self.memory = memory
         self._searcher = Mem0Searcher(
-            memory, embedder=embedder, actor_field=actor_field, local=local, stats=self.stats
+            memory, embedder=self._embedder, actor_field=actor_field, local=local, stats=self.stats
         )
         # one namespace, named after the memory's type: what traces and the decision log show
         self.policy = self._policy_over(self._searcher, [type(memory).__name__])
@@ -118,7 +102,7 @@ class _Gate(FrameworkGate):
 class GatedMem0(_Gate):
     """mem0's ``Memory`` / ``MemoryClient`` with a gate and a judge in front of ``search``.
 
-    The keywords every gate takes (:class:`~recallwise.integrations._foreign.FrameworkGate`):
+    The keywords every gate takes (:class:`~recallwise.integrations._foreign.GateKeywords`):
     ``decider``, ``options``, ``embedder`` (default: the memory's :class:`RecallwiseEmbedding`
     when it has one, else the offline MiniLM), ``stats``, ``log``. At most
     ``min(options.limits.max_records, top_k)`` memories come back; the gate sets how deep it

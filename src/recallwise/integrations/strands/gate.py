@@ -10,18 +10,17 @@ import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, Unpack, cast
 
 import numpy as np
 from strands.memory import MemoryEntry
 from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import SearchOptions
 
-from ...deciders import Decider
 from ...embeddings import Embedder, default_embedder
 from ...embeddings.cache import CachedEmbedder
 from ...errors import StoreError, UsageError
-from ...policy import Recall, RecallOptions, RecallStats
+from ...policy import Recall, RecallStats
 from ...records import (
     MemoryRecord,
     SearchHit,
@@ -31,9 +30,9 @@ from ...records import (
 )
 from ...stores.base import SearchRequest
 from .._foreign import (
-    DEFAULT_DECIDER,
     NO_BUDGET,
     FrameworkGate,
+    GateKeywords,
     at_most,
     check_over_fetch,
     run_sync,
@@ -218,7 +217,7 @@ class _Batch:
 class MemoryGate(FrameworkGate):
     """One :class:`~recallwise.policy.RecallPolicy` shared by the Strands stores it gates.
 
-    The keywords every gate takes (:class:`~recallwise.integrations._foreign.FrameworkGate`):
+    The keywords every gate takes (:class:`~recallwise.integrations._foreign.GateKeywords`):
     ``decider`` (``None`` makes every member a plain pass-through: the control arm), ``options``,
     ``embedder`` (default: the decider's own, the judge compares vectors), ``stats``, ``log``. The
     gate sets ``top_k`` and the context budget itself. Its own:
@@ -232,35 +231,28 @@ class MemoryGate(FrameworkGate):
     * ``actor_id`` / ``session_id`` -- scope the decision cache and the decision log.
     """
 
+    _owned = _GATE_OWNS
+    _why = (
+        " (the memory manager says how many entries each store returns; use over_fetch= to ask the "
+        "stores for more)"
+    )
+
     def __init__(
         self,
-        decider: Decider | Any | None = DEFAULT_DECIDER,
         *,
-        options: RecallOptions | None = None,
-        embedder: Embedder | None = None,
-        stats: RecallStats | None = None,
-        log: Any = None,
         over_fetch: float = 1.0,
         route: bool = False,
         actor_id: str = "strands",
         session_id: str | None = None,
+        **gate: Unpack[GateKeywords],
     ) -> None:
-        self._configure(
-            "MemoryGate",
-            decider=decider,
-            options=options,
-            stats=stats,
-            log=log,
-            owned=_GATE_OWNS,
-            why=" (the memory manager says how many entries each store returns; use over_fetch= to "
-            "ask the stores for more)",
-        )
+        self._configure(**gate)
         self.over_fetch = check_over_fetch(over_fetch)
         self.route = route
         self.actor_id = validate_id(actor_id, "actor_id")
         self.session_id = validate_id(session_id, "session_id") if session_id is not None else None
-        if embedder is None:  # the judge compares vectors: embed with the decider's own model
-            embedder = getattr(self.decider, "embedder", None) or default_embedder()
+        # the judge compares vectors: embed with the decider's own model unless told otherwise
+        embedder = self._embedder or getattr(self.decider, "embedder", None) or default_embedder()
         self._members: dict[str, GatedMemoryStore] = {}  # by namespace key
         self.searcher = StrandsSearcher(embedder, self._members, self.stats)
         #: the judge's probability of each entry kept in the most recent turn, by (store name, content)
@@ -405,18 +397,11 @@ class GatedMemoryStore(StrandsMemoryStore):
         capabilities = frozenset(m for m in OPTIONAL_METHODS if implements(inner, m))
         return cast(GatedMemoryStore, object.__new__(_gated_type(capabilities)))
 
-    def __init__(
-        self,
-        inner: Any,
-        *,
-        decider: Decider | Any | None = DEFAULT_DECIDER,
-        gate: MemoryGate | None = None,
-        **gate_keywords: Any,
-    ) -> None:
-        if gate is not None and (decider is not DEFAULT_DECIDER or gate_keywords):
+    def __init__(self, inner: Any, *, gate: MemoryGate | None = None, **gate_keywords: Any) -> None:
+        if gate is not None and gate_keywords:
             raise UsageError("a store that joins a MemoryGate takes the gate's decider and options")
         self.inner = inner
-        self.gate = gate if gate is not None else MemoryGate(decider, **gate_keywords)
+        self.gate = gate if gate is not None else MemoryGate(**gate_keywords)
         self.key = self.gate.join(self)
 
     # The protocol's attributes are the inner store's, read and written through.
@@ -475,13 +460,11 @@ def _gated_type(capabilities: frozenset[str]) -> type[GatedMemoryStore]:
     return Gated
 
 
-def gated_stores(
-    stores: Sequence[Any], *, decider: Decider | Any | None = DEFAULT_DECIDER, **gate_keywords: Any
-) -> list[GatedMemoryStore]:
+def gated_stores(stores: Sequence[Any], **gate_keywords: Any) -> list[GatedMemoryStore]:
     """Wrap every store in ``stores`` behind one shared :class:`MemoryGate`: one decision per turn,
     and the judge ranks the entries of all of them together (see the module docs). Keywords go to
-    :class:`MemoryGate` (``options=``, ``over_fetch=``, ``route=``, ...)."""
-    gate = MemoryGate(decider, **gate_keywords)
+    :class:`MemoryGate` (``decider=``, ``options=``, ``over_fetch=``, ``route=``, ...)."""
+    gate = MemoryGate(**gate_keywords)
     return [GatedMemoryStore(store, gate=gate) for store in stores]
 
 
