@@ -107,8 +107,6 @@ def test_bad_options_name_the_field() -> None:
         RecallOptions(search={"top_k": 3})  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="threshold 'gate' must be a number"):
         ThresholdOptions(gate="high")  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="unknown threshold"):
-        ThresholdOptions.of({"gates": 0.5})
     with pytest.raises(UsageError, match="max_records must be at least 1"):
         RecallPolicy(InMemoryStore(), decider=None, max_records=0)
     with pytest.raises(UsageError, match="cache_size"):

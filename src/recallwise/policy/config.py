@@ -47,7 +47,6 @@ __all__ = [
     "json_failure",
     "read_config",
     "resolve_threshold",
-    "threshold_options",
     "write_config",
 ]
 
@@ -63,15 +62,6 @@ ROLES = {
     "follow_up": "follow_up_threshold",
     "route": "route_threshold",
 }
-
-
-def threshold_options(thresholds: Mapping[str, float] | None) -> dict[str, float]:
-    """``{"gate": p, "judge": p, ...}`` (the integrations' ``thresholds=``) as RecallPolicy options;
-    an unknown role is a :class:`UsageError` naming the known ones."""
-    unknown = sorted(set(thresholds or {}) - set(ROLES))
-    if unknown:
-        raise UsageError(f"unknown threshold(s) {unknown}; use {', '.join(ROLES)}")
-    return {ROLES[role]: float(value) for role, value in (thresholds or {}).items()}
 
 
 @dataclass(frozen=True)

@@ -148,16 +148,6 @@ class ThresholdOptions:
             if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
                 raise UsageError(f"threshold {role!r} must be a number (or None), got {value!r}")
 
-    @classmethod
-    def of(cls, roles: Mapping[str, float] | None) -> ThresholdOptions:
-        """``{"gate": p, "judge": p, ...}`` as thresholds; an unknown role is a :class:`UsageError`
-        naming the known ones."""
-        known = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(roles or {}) - set(known))
-        if unknown:
-            raise UsageError(f"unknown threshold(s) {unknown}; use {', '.join(known)}")
-        return cls(**{role: float(value) for role, value in (roles or {}).items()})
-
     def given(self) -> dict[str, float | None]:
         """Every role and what was given for it (None: not given)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
