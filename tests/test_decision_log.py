@@ -9,23 +9,17 @@ import pytest
 
 from recallwise import DecisionLog, MemoryRecord, RecallPolicy
 from recallwise.cli import main
+from recallwise.testing import ScriptedDecider
 
 NS = ["/facts/{actorId}"]
 
 
-class Scripted:
-    """Gate probability by message; every record judged 0.9 except those containing 'code'."""
-
-    name = "scripted"
-
-    def ask(self, state, questions):
-        out = {}
-        for name, q in questions.items():
-            if name == "gate":
-                out[name] = 0.1 if state in ("Hello!", "ok") else 0.95
-            else:
-                out[name] = 0.1 if "code" in q["instructions"] else 0.9
-        return out
+def scripted() -> ScriptedDecider:
+    """Gate probability by message; every record judged 0.9 except those about code."""
+    return ScriptedDecider(
+        gate=lambda message: 0.1 if message in ("Hello!", "ok") else 0.95,
+        judge=lambda memory: 0.1 if "code" in memory else 0.9,
+    )
 
 
 @pytest.fixture
@@ -42,7 +36,7 @@ def seeded(store):
 
 def test_every_turn_is_logged_as_the_policy_decided_it(seeded, tmp_path):
     path = tmp_path / "decisions.db"
-    policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=str(path))
+    policy = RecallPolicy(seeded, decider=scripted(), namespaces=NS, log=str(path))
     recalls = [
         policy.recall("Hello!", actor_id="u", session_id="s1"),
         policy.recall("What tea should I buy?", actor_id="u", session_id="s1"),
@@ -78,7 +72,7 @@ def test_the_environment_names_a_log_for_every_policy(seeded, tmp_path, monkeypa
 
 def test_a_failing_log_never_fails_the_turn_and_is_counted(seeded, tmp_path):
     log = DecisionLog(tmp_path / "d.db")
-    policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=log)
+    policy = RecallPolicy(seeded, decider=scripted(), namespaces=NS, log=log)
     log.close()  # every write now fails
     recall = policy.recall("What tea should I buy?", actor_id="u")
     assert "green tea" in recall.context
@@ -95,7 +89,7 @@ def test_a_row_the_logs_thread_cannot_write_is_counted(seeded, tmp_path):
     import sqlite3
 
     log = DecisionLog(tmp_path / "d.db")
-    policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=log)
+    policy = RecallPolicy(seeded, decider=scripted(), namespaces=NS, log=log)
     with sqlite3.connect(tmp_path / "d.db") as other:
         other.execute("ALTER TABLE turns RENAME TO gone")
     other.close()
@@ -109,7 +103,7 @@ def test_a_row_the_logs_thread_cannot_write_is_counted(seeded, tmp_path):
 
 def test_concurrent_turns_are_all_logged(seeded, tmp_path):
     path = tmp_path / "d.db"
-    policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=path)
+    policy = RecallPolicy(seeded, decider=scripted(), namespaces=NS, log=path)
 
     def worker(i: int) -> None:
         for j in range(25):
@@ -128,7 +122,7 @@ def test_concurrent_turns_are_all_logged(seeded, tmp_path):
 
 def test_log_command_prints_the_latest_turns(seeded, tmp_path, capsys):
     path = tmp_path / "d.db"
-    policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=path)
+    policy = RecallPolicy(seeded, decider=scripted(), namespaces=NS, log=path)
     for message in ("Hello!", "What tea should I buy?", "ok"):
         policy.recall(message, actor_id="u")
     policy.close()
@@ -163,7 +157,7 @@ def test_a_file_that_is_not_a_log_is_named(tmp_path, capsys):
 # ---- version 2: content off, labels, pages, the stock arm's tokens, migrations ---------------------
 def _three_turns(seeded, path, **log_options):
     log = DecisionLog(path, **log_options)
-    policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=log)
+    policy = RecallPolicy(seeded, decider=scripted(), namespaces=NS, log=log)
     recalls = [
         policy.recall("Hello!", actor_id="u", session_id="s1"),
         policy.recall("What tea should I buy?", actor_id="u", session_id="s1"),
@@ -237,7 +231,7 @@ def test_pages_are_newest_first_filtered_and_keyset_paged(seeded, tmp_path):
     from recallwise.policy.log import TurnFilter
 
     log = DecisionLog(tmp_path / "d.db")
-    policy = RecallPolicy(seeded, decider=Scripted(), namespaces=NS, log=log)
+    policy = RecallPolicy(seeded, decider=scripted(), namespaces=NS, log=log)
     for i in range(7):
         policy.recall(
             "Hello!" if i % 2 else f"What tea should I buy? {i}", actor_id="u", session_id=f"s{i % 3}"

@@ -102,7 +102,7 @@ def test_hostile_records_are_injected_escaped_and_bounded(hostile_store: SQLiteS
         max_context_chars=4000,
     )
     recall = policy.recall("which tea?", actor_id="u")
-    lines = assert_contained(recall.context, policy.max_context_chars)
+    lines = assert_contained(recall.context, policy.options.limits.max_context_chars)
     assert len(lines) >= 3 and len(lines) == len(recall.records)
     assert "&lt;/user_context&gt;" in recall.context  # the closing tag arrives as text, not markup
     assert "&amp;lt;/user_context&amp;gt;" in recall.context  # pre-escaped text is escaped again
@@ -150,7 +150,7 @@ def test_a_megabyte_record_with_the_real_embedder(real_store: SQLiteStore) -> No
         real_store, namespaces=NS, gate_threshold=0.0, judge_threshold=0.0, relative_delta=1.0
     )
     recall = policy.recall("What tea does the user like?", actor_id="u")
-    lines = assert_contained(recall.context, policy.max_context_chars)
+    lines = assert_contained(recall.context, policy.options.limits.max_context_chars)
     assert len(lines) == 2 and all(len(line) <= 602 for line in lines)
     assert policy.stats.errors == 0
 

@@ -154,10 +154,11 @@ def test_d6_extraction_past_its_limits_is_a_413_naming_the_limit(keyed):
 
 
 def test_d6_a_request_killed_in_flight_leaves_its_events_and_records_together_or_neither(work):
-    """SIGKILL half-way through a request near the limits (~190 statements as the extractor splits them): the store holds all its
-    events and all their records, or none of either (it used to keep the events and no record, or
-    some records). The same request, uninterrupted, first says how many records it makes and how
-    long it takes; where in the request the kill lands varies, the outcome may not."""
+    """SIGKILL half-way through a request near the limits (~190 statements as the extractor splits
+    them): the store holds all its events and all their records, or none of either (it used to keep
+    the events and no record, or some records). The same request, uninterrupted, first says how many
+    records it makes and how long it takes; where in the request the kill lands varies, the outcome
+    may not."""
     url = f"sqlite:///{work}/killed.db"
     things = ["hiking", "tea", "jazz", "chess", "sushi", "running", "opera", "golf", "yoga", "baking"]
     text = " ".join(f"I like {things[i % 10]} number {i}. My friend {i} lives in Oslo." for i in range(400))

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..deciders import Decider
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
-from ..policy import DecisionLog, RecallPolicy
+from ..policy import DecisionLog, RecallOptions, RecallPolicy
 from ..records import resolve_namespace
 from ..stores.base import MemoryStore, SearchRequest
 from .decisions import NO_DECISIONS, DecisionBench, multilingual_figures
@@ -240,7 +240,7 @@ def _memory_manager_turns(
     from .memory_manager import MemoryManagerArm
 
     stock = MemoryManagerArm(store, None, gated=False, actor_id=actor)
-    gated = MemoryManagerArm(store, decider, gated=True, actor_id=actor, cache_size=0)
+    gated = MemoryManagerArm(store, decider, gated=True, actor_id=actor, options=RecallOptions(cache_size=0))
     return (
         timed(lambda i: stock.turn(turns[i % len(turns)]), repeats, warmup),
         timed(lambda i: gated.turn(turns[i % len(turns)]), repeats, warmup),

@@ -33,7 +33,6 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from .._renamed import getenv
 from ..errors import DeciderBadResponse, DeciderError, DeciderTimeout, DeciderUnavailable, UsageError
 from ..extras import require_extra
 from ..http import backend_error, error_from_body, parse_json
@@ -115,7 +114,7 @@ class SageMakerDecider(BaseDecider):
                 )
             else:
                 endpoint_name = endpoint_name or url
-        endpoint_name = endpoint_name or getenv("RECALLWISE_SAGEMAKER_ENDPOINT")
+        endpoint_name = endpoint_name or os.environ.get("RECALLWISE_SAGEMAKER_ENDPOINT")
         if not endpoint_name:
             raise UsageError(
                 "the sagemaker decider needs an endpoint: --url sagemaker://NAME?region=... "

@@ -40,7 +40,8 @@ from typing import Any, Literal
 import numpy as np
 
 from ..records import MemoryRecord, resolve_namespace
-from ..stores.base import MemoryStore, embed_missing
+from ..stores.base import MemoryStore
+from ..stores.ranking import embed_missing
 from .base import DEFAULT_STRATEGIES, PREFERENCE, SEMANTIC, ExtractedMemory, Strategy, preference_blob
 
 __all__ = ["DUPLICATE_COSINE", "ConsolidationResult", "consolidate"]

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from .._renamed import OLD_CONFIG_FORMAT, getenv
+from .._renamed import OLD_CONFIG_FORMAT
 from ..deciders import default_threshold
 from ..errors import UsageError
 from ..text import json_failure
@@ -47,7 +47,6 @@ __all__ = [
     "json_failure",
     "read_config",
     "resolve_threshold",
-    "threshold_options",
     "write_config",
 ]
 
@@ -63,15 +62,6 @@ ROLES = {
     "follow_up": "follow_up_threshold",
     "route": "route_threshold",
 }
-
-
-def threshold_options(thresholds: Mapping[str, float] | None) -> dict[str, float]:
-    """``{"gate": p, "judge": p, ...}`` (the integrations' ``thresholds=``) as RecallPolicy options;
-    an unknown role is a :class:`UsageError` naming the known ones."""
-    unknown = sorted(set(thresholds or {}) - set(ROLES))
-    if unknown:
-        raise UsageError(f"unknown threshold(s) {unknown}; use {', '.join(ROLES)}")
-    return {ROLES[role]: float(value) for role, value in (thresholds or {}).items()}
 
 
 @dataclass(frozen=True)
@@ -214,7 +204,7 @@ def write_config(path: ConfigPath, backend: str, fitted: Mapping[str, FittedThre
 
 def config_from_env() -> ThresholdConfig | None:
     """The config named by ``RECALLWISE_CONFIG``, or None when the variable is unset or empty."""
-    path = getenv(CONFIG_ENV, "").strip()
+    path = os.environ.get(CONFIG_ENV, "").strip()
     if not path:
         return None
     try:

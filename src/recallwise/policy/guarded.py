@@ -33,7 +33,7 @@ from ..deciders.questions import Question
 from ..embeddings import Embedder
 from ..errors import DeciderError, DeciderTimeout, RecallwiseError, error_kind
 from ..records import SearchHit
-from ..stores.base import AsyncSearcher, MentionIndex, Searcher, SearchRequest, as_searcher
+from ..stores.base import AsyncSearcher, MentionIndex, Searcher, SearchRequest
 from .breaker import Attempt, CircuitBreaker
 from .stats import RecallStats
 
@@ -187,8 +187,8 @@ class GuardedSearcher:
     under one deadline, natively async when the memory is, and the store-aware gate's look-up."""
 
     def __init__(self, searcher: Searcher, guard: Guard) -> None:
-        self.inner = searcher  # as given: the store-aware gate asks it for mentions
-        self._searcher = as_searcher(searcher)  # one written to the old signature, adapted
+        self.inner = searcher  # the store-aware gate asks it for mentions too
+        self._searcher = searcher
         self.guard = guard
         self.has_mentions = isinstance(searcher, MentionIndex)
         # A natively async memory is awaited from arecall, local or not (a local one, no deadline).

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._renamed import getenv
 from ..errors import UsageError
 from .trace import Trace
 
@@ -629,7 +628,7 @@ def open_log(log: DecisionLog | str | os.PathLike[str] | None) -> DecisionLog | 
     if isinstance(log, DecisionLog):
         return log
     if log is None:
-        log = getenv(LOG_ENV) or None
+        log = os.environ.get(LOG_ENV) or None
         if log is None:
             return None
     return DecisionLog(log)

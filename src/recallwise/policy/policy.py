@@ -21,7 +21,7 @@ from .config import ConfigPath, config_from_env, read_config
 from .follow_up import FollowUpMemory
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
-from .options import FLAT_NAMES, RecallOptions
+from .options import RecallOptions, with_shorthand
 from .stats import RecallStats
 from .telemetry import Telemetry
 from .thresholds import Thresholds
@@ -51,9 +51,9 @@ class RecallPolicy:
     adapts to how clearly the best records stand out (``adaptive_budget``, at most 5); the
     trace's notes say what both did. All three were fitted on LoCoMo dev.
 
-    Options are one :class:`RecallOptions` (``options=``, nested by stage), or its flat names as
-    keywords (``top_k=5, gate_threshold=0.6``: shorthand for its fields, on top of ``options``);
-    ``policy.top_k`` and the other flat names read them back. With an
+    Options are one :class:`RecallOptions` (``options=``, nested by stage; ``policy.options`` reads
+    them back). Flat keywords (``top_k=5, gate_threshold=0.6``) are shorthand for one of its fields
+    each, applied on top of ``options`` (:data:`~recallwise.policy.options.FLAT_NAMES`). With an
     OpenTelemetry SDK configured, each turn is a ``recallwise.recall`` span and the counters are
     metrics (:mod:`recallwise.policy.telemetry`); ``trace_content=True`` adds the message text. A remote
     decider or store (``local = False``) is called under ``decider_timeout_s`` /
@@ -74,9 +74,9 @@ class RecallPolicy:
         log: DecisionLog | str | os.PathLike[str] | None = None,
         trace_content: bool | None = None,
         _config: Any = None,
-        **option_keywords: Any,
+        **shorthand: Any,
     ) -> None:
-        self.options = RecallOptions.of(options, option_keywords)
+        self.options = with_shorthand(options, shorthand)
         self.store = store
         chosen = default_decider() if decider is _DEFAULT else decider
         self.decider: BaseDecider | None = None if chosen is None else as_decider(chosen)
@@ -90,7 +90,7 @@ class RecallPolicy:
         backend = self.decider.name if self.decider is not None else None
         self.stats.decider = backend
         configs = [_config, config_from_env() if backend is not None else None]
-        resolved = Thresholds.resolve(backend, self.options.given_thresholds(), configs)
+        resolved = Thresholds.resolve(backend, self.options.thresholds.given(), configs)
         self.thresholds: dict[str, float] = resolved.values
         #: where each threshold came from: "argument", "config PATH" or "default"
         self.threshold_sources: dict[str, str] = resolved.sources
@@ -99,8 +99,8 @@ class RecallPolicy:
         self.stats.unmeasured_thresholds.extend(
             u for u in resolved.unmeasured if routes or not u.endswith(":route")
         )
-        #: records searched per namespace each turn (the gated arm: ``RecallOptions.gated_top_k``)
-        self.search_depth = self.options.search_depth(backend)
+        #: records searched per namespace each turn (the gated arm: ``SearchOptions.gated_top_k``)
+        self.search_depth = self.options.search.depth(backend)
         self._executor = _Executor()
         o = self.options.reliability
         self.breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
@@ -173,28 +173,22 @@ class RecallPolicy:
             modes.append(f"follow-ups (threshold {self.thresholds['follow_up']:g}, {sources['follow_up']})")
         return modes
 
-    def __getattr__(self, name: str) -> Any:
-        # ``policy.top_k``, ``policy.decider_timeout_s``, ...: the options by flat name, read-only.
-        options = self.__dict__.get("options")
-        if options is not None and name in FLAT_NAMES:
-            return options.flat(name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     @classmethod
     def from_config(
         cls,
         path: ConfigPath,
         store: Searcher,
         decider: Decider | BaseDecider | Any | None = _DEFAULT,
-        **options: Any,
+        **keywords: Any,
     ) -> RecallPolicy:
         """A policy using the thresholds ``recallwise tune ... --write-config`` fitted for its decider.
 
-        Thresholds passed in ``options`` still win. A role the file holds no fit for (for this
+        ``keywords`` are the policy's own (``options=``, ``namespaces=``, shorthand); thresholds
+        given there still win. A role the file holds no fit for (for this
         decider's backend) falls back to ``RECALLWISE_CONFIG``, then to the backend's default,
         which ``stats.report()`` lists as unmeasured when it was never measured.
         """
-        return cls(store, decider, _config=read_config(path), **options)
+        return cls(store, decider, _config=read_config(path), **keywords)
 
     # ---- one turn ---------------------------------------------------------------------------------
     def recall(

@@ -36,7 +36,7 @@ from .conversation import (
 from .follow_up import follow_up_text
 from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
 from .names import name_terms
-from .options import KeepRule, LimitOptions, Limits
+from .options import KeepRule, LimitOptions
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, StageSpan
@@ -46,7 +46,6 @@ from .wording import FOLLOW_UP, GATE, ROUTE, judge_question
 __all__ = [
     "KeepRule",
     "LimitOptions",
-    "Limits",
     "adaptive_keep_count",
     "apply_keep_rule",
     "ask_gate",

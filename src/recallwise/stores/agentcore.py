@@ -29,7 +29,7 @@ from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
 from ..extras import require_extra
 from ..records import Event, MemoryRecord, SearchHit, check_event, check_record
-from .base import SearchRequest, ThreadedAsyncMethods, accepts_old_search_call
+from .base import SearchRequest, ThreadedAsyncMethods
 
 __all__ = ["AgentCoreError", "AgentCoreStore", "parse_agentcore_url", "validate_memory_id"]
 
@@ -241,7 +241,6 @@ class AgentCoreStore(ThreadedAsyncMethods):
                     record.id = done["memoryRecordId"]
         return records
 
-    @accepts_old_search_call
     def search(self, request: SearchRequest) -> list[SearchHit]:
         """AgentCore's semantic search in ``namespace``; scores are the service's relevance scores.
 

@@ -24,17 +24,9 @@ from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder, make_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, check_event, check_record, score_from_cosine
-from .base import (
-    BM25_WEIGHT,
-    Query,
-    SearchRequest,
-    ThreadedAsyncMethods,
-    accepts_old_search_call,
-    embed_missing,
-    keyword_terms,
-    top_k_indices,
-    where_equal,
-)
+from .base import Query, SearchRequest, ThreadedAsyncMethods
+from .ranking import BM25_WEIGHT, embed_missing, keyword_terms, top_k_indices
+from .sql import where_equal
 from .urls import choose_embedder, split_embedder_option
 
 __all__ = ["SQLiteStore"]
@@ -446,7 +438,6 @@ class SQLiteStore(ThreadedAsyncMethods):
             )
         return vector
 
-    @accepts_old_search_call
     def search(self, request: SearchRequest) -> list[SearchHit]:
         """Top ``top_k`` records of ``namespace``, best first.
 

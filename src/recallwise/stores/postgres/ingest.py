@@ -18,7 +18,7 @@ from psycopg.rows import TupleRow
 
 from ...embeddings import Embedder
 from ...records import MemoryRecord, check_record
-from ..base import embed_missing
+from ..ranking import embed_missing
 from .migrations import HNSW_INDEX, SchemaContext, namespace_index
 
 __all__ = ["bulk_load", "copy_in", "staging_rows"]

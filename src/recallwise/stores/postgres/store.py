@@ -26,16 +26,9 @@ from ..._renamed import OLD_DEFAULT_SCHEMA, notice
 from ...embeddings import Embedder, default_embedder, make_embedder
 from ...errors import DimensionMismatchError, StoreError, UsageError
 from ...records import Event, MemoryRecord, SearchHit, check_event, check_record, score_from_cosine
-from ..base import (
-    Query,
-    SearchRequest,
-    ThreadedAsyncMethods,
-    accepts_old_search_call,
-    embed_missing,
-    keyword_terms,
-    rrf_fuse,
-    where_equal,
-)
+from ..base import Query, SearchRequest, ThreadedAsyncMethods
+from ..ranking import embed_missing, keyword_terms, rrf_fuse
+from ..sql import where_equal
 from ..urls import choose_embedder
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -514,7 +507,6 @@ class PostgresStore(ThreadedAsyncMethods):
             return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
         return self._vector(query, "query vector")
 
-    @accepts_old_search_call
     def search(self, request: SearchRequest) -> list[SearchHit]:
         """Top ``top_k`` records of ``namespace``, best first.
 
