@@ -28,6 +28,7 @@ import type {
   RecordPage,
   RecordsOut,
   SearchOut,
+  TraceOut,
 } from "./types.js";
 
 /** Why a request failed: no answer in time, no connection, or an HTTP error status. */
@@ -124,7 +125,12 @@ export interface JudgeResult extends JudgeOut {
   failed: boolean;
 }
 
-const EMPTY_TRACE: RecallOut["trace"] = {
+/**
+ * What a recall that never reached the service traced. This and the two fallback answers below are
+ * the client's own behaviour (failing open), typed by the generated wire types: a required field the
+ * service adds fails `tsc` here until the fallback says what it is when the service was not reached.
+ */
+const EMPTY_TRACE: TraceOut = {
   skipped: "the service was not reached",
   gate_p: null,
   gate_threshold: null,

@@ -23,7 +23,7 @@ The log is the SQLite file ``--log`` names, also with a PostgreSQL store: each h
 (``--workers N``) share it; replicas on several hosts each show their own (docs/inspector.md).
 """
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import cache
 from html import escape
 from importlib import resources
@@ -36,7 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import InvalidIdError, UsageError
 from ..policy.log import DecisionLog, LoggedTurn, TurnFilter
 from ..records import validate_id
-from .service import MemoryService, Principal, ServiceError
+from .access import Principal, ServiceError
+from .service import MemoryService
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
@@ -300,11 +301,6 @@ def _session(session_id: str) -> str:
         raise ServiceError(422, str(exc), field="session_id") from None
 
 
-def _json(model: BaseModel) -> Response:
-    # unset fields (a message or text the log does not keep) are absent, not null
-    return Response(model.model_dump_json(exclude_unset=True), media_type="application/json")
-
-
 # ---- the page -------------------------------------------------------------------------------------------
 @cache
 def _static(name: str) -> bytes:
@@ -320,14 +316,17 @@ _PAGE_HEADERS = {
 }
 
 
-def inspector_router(service: MemoryService, principal: Callable[..., Principal], *, keys: bool) -> APIRouter:
+def inspector_router(
+    service: MemoryService, principal: Callable[..., Awaitable[Principal]], *, keys: bool
+) -> APIRouter:
     """The inspector's routes; ``principal`` is the app's key dependency, ``keys`` whether the
-    server has keys (the page then asks for one before it asks for data)."""
+    server has keys (the page then asks for one before it asks for data). Unset fields (a message
+    or text the log does not keep) are absent from the JSON, not null."""
     inspector = Inspector(service)
     router = APIRouter()
     Who = Annotated[Principal, Depends(principal)]
 
-    @router.get("/v1/decisions", response_model=DecisionPage, tags=["inspector"])
+    @router.get("/v1/decisions", tags=["inspector"], response_model_exclude_unset=True)
     def list_decisions(
         who: Who,
         actor_id: str | None = None,
@@ -336,9 +335,9 @@ def inspector_router(service: MemoryService, principal: Callable[..., Principal]
         errors: bool | None = Query(default=None, description="true: turns with errors; false: without"),
         limit: Annotated[int, Query(ge=1)] = 50,
         cursor: Annotated[int | None, Query(ge=1, description="next_cursor of the page before")] = None,
-    ) -> Response:
+    ) -> DecisionPage:
         """A page of logged decisions, newest first (needs the admin scope; the tenant's only)."""
-        page = inspector.decisions(
+        return inspector.decisions(
             who,
             actor_id=actor_id,
             session_id=session_id,
@@ -347,22 +346,21 @@ def inspector_router(service: MemoryService, principal: Callable[..., Principal]
             limit=limit,
             cursor=cursor,
         )
-        return _json(page)
 
-    @router.get("/v1/decisions/{decision_id}", response_model=DecisionOut, tags=["inspector"])
-    def get_decision(decision_id: int, who: Who) -> Response:
+    @router.get("/v1/decisions/{decision_id}", tags=["inspector"], response_model_exclude_unset=True)
+    def get_decision(decision_id: int, who: Who) -> DecisionOut:
         """One logged decision."""
-        return _json(inspector.decision(who, decision_id))
+        return inspector.decision(who, decision_id)
 
-    @router.post("/v1/labels", response_model=LabelledTurnOut, tags=["inspector"])
-    def add_labels(body: LabelsIn, who: Who) -> Response:
+    @router.post("/v1/labels", tags=["inspector"], response_model_exclude_unset=True)
+    def add_labels(body: LabelsIn, who: Who) -> LabelledTurnOut:
         """Label a decision: the gate (true: memory was needed) and its records (true: belongs)."""
-        return _json(inspector.add_labels(who, body))
+        return inspector.add_labels(who, body)
 
-    @router.get("/v1/labels", response_model=LabelsOut, tags=["inspector"])
-    def list_labels(who: Who, actor_id: str | None = None, session_id: str | None = None) -> Response:
+    @router.get("/v1/labels", tags=["inspector"], response_model_exclude_unset=True)
+    def list_labels(who: Who, actor_id: str | None = None, session_id: str | None = None) -> LabelsOut:
         """Every labelled decision, as ``recallwise tune gate --fit`` and the judge's fit read them."""
-        return _json(inspector.labels(who, actor_id=actor_id, session_id=session_id))
+        return inspector.labels(who, actor_id=actor_id, session_id=session_id)
 
     @router.get("/ui", include_in_schema=False)
     def page() -> Response:
