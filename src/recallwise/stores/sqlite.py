@@ -4,6 +4,9 @@ One float32 matrix per namespace is cached in memory and rebuilt lazily after a 
 that namespace (or after another connection commits, seen through ``PRAGMA data_version``).
 Exact search over a cached matrix costs well under a millisecond for a namespace of tens of
 thousands of records, which is why no approximate index is used here.
+
+The file's layout is versioned (SQLite's ``user_version``): :data:`MIGRATIONS` in order, applied
+on open inside the opening transaction; a file from a newer release is refused, untouched.
 """
 
 from __future__ import annotations
@@ -26,14 +29,12 @@ from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, check_event, check_record, score_from_cosine
 from .base import Query, SearchRequest, ThreadedAsyncMethods
 from .ranking import BM25_WEIGHT, embed_missing, keyword_terms, top_k_indices
-from .sql import where_equal
+from .sql import MigrationStep, migrate_sqlite, where_equal
 from .urls import choose_embedder, split_embedder_option
 
-__all__ = ["SQLiteStore"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLiteStore"]
 
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
+_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS records (
     rowid INTEGER PRIMARY KEY,
@@ -69,6 +70,22 @@ CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
     INSERT INTO records_fts(records_fts, rowid, rendered) VALUES ('delete', old.rowid, old.rendered);
 END;
 """
+
+
+# ---- the layout, one step per version ------------------------------------------------------------
+def _v1(conn: sqlite3.Connection) -> None:
+    """Version 1: meta (the embedder), records with their full-text index, events. A file written
+    before the version was kept in ``user_version`` has this layout already (every statement is
+    ``IF NOT EXISTS``) and recorded the version in meta's ``schema_version`` row, dropped here."""
+    for statement in _split_script(_V1):
+        conn.execute(statement)
+    conn.execute("DELETE FROM meta WHERE key = 'schema_version'")
+
+
+#: ``MIGRATIONS[i]`` takes a store file from version ``i`` to ``i + 1``; append a step to change
+#: the layout (a file from this release then opens in the next one)
+MIGRATIONS: tuple[MigrationStep, ...] = (_v1,)
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 @dataclass
@@ -186,8 +203,7 @@ class SQLiteStore(ThreadedAsyncMethods):
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA synchronous = NORMAL")
             with self._transaction():
-                for statement in _split_script(_SCHEMA):
-                    self._conn.execute(statement)
+                migrate_sqlite(self._conn, MIGRATIONS, what=f"store {self.path!r}")
                 self._init_meta()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open store {self.path!r}: {exc}") from exc
@@ -213,11 +229,7 @@ class SQLiteStore(ThreadedAsyncMethods):
         if not rows:
             self._conn.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [
-                    ("schema_version", str(SCHEMA_VERSION)),
-                    ("embedder", self.embedder.name),
-                    ("dimension", str(self.embedder.dimension)),
-                ],
+                [("embedder", self.embedder.name), ("dimension", str(self.embedder.dimension))],
             )
             return
         dimension = int(rows.get("dimension", self.embedder.dimension))
