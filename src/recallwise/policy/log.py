@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..stores.base import ClosesOnExit
 from ..stores.sql import MigrationStep, migrate_sqlite
 from .trace import Trace
 
@@ -281,7 +282,7 @@ def _without_content(trace: dict[str, Any]) -> dict[str, Any]:
     return trace
 
 
-class DecisionLog:
+class DecisionLog(ClosesOnExit):
     """Appends each turn's decision to a SQLite file, pages through them and keeps their labels;
     thread-safe. ``content=False`` keeps no message or memory text."""
 
@@ -604,12 +605,6 @@ class DecisionLog:
         with self._lock, self._read_lock:
             self._conn.close()
             self._reader.close()
-
-    def __enter__(self) -> DecisionLog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"DecisionLog({str(self.path)!r})"

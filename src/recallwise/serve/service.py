@@ -180,12 +180,7 @@ class MemoryService:
             raise ServiceError(
                 422, f"{field_name}: give at least one template, or leave it out", field=field_name
             )
-        if len(namespaces) > self.limits.max_namespaces:
-            raise ServiceError(
-                413,
-                f"{field_name} has {len(namespaces)} templates; the limit is {self.limits.max_namespaces}",
-                field=field_name,
-            )
+        _within(len(namespaces), self.limits.max_namespaces, field_name, "templates")
         for i, template in enumerate(namespaces):
             self._template(template, f"{field_name}.{i}")
         return list(namespaces)
@@ -200,12 +195,7 @@ class MemoryService:
                 "(e.g. /facts/{actorId}); the server fills in your actor",
                 field=field_name,
             )
-        if len(template) > self.limits.max_namespace_chars:
-            raise ServiceError(
-                413,
-                f"{field_name} has {len(template)} chars; the limit is {self.limits.max_namespace_chars}",
-                field=field_name,
-            )
+        _within(len(template), self.limits.max_namespace_chars, field_name, "chars")
         self._storable(template, field_name)
         try:
             resolve_namespace(template, actor_id="probe")
@@ -224,12 +214,7 @@ class MemoryService:
     def _message(self, message: Any, field_name: str = "message") -> str:
         if not isinstance(message, str) or not message.strip():
             raise ServiceError(422, f"{field_name} must be a non-empty string", field=field_name)
-        if len(message) > self.limits.max_message_chars:
-            raise ServiceError(
-                413,
-                f"{field_name} has {len(message)} chars; the limit is {self.limits.max_message_chars}",
-                field=field_name,
-            )
+        _within(len(message), self.limits.max_message_chars, field_name, "chars")
         self._storable(message, field_name)
         return message
 
@@ -281,12 +266,7 @@ class MemoryService:
         principal.require("recall")
         actor = self.actor(principal, actor_id)
         text = self._message(message)
-        if len(candidates) > self.limits.max_judge_candidates:
-            raise ServiceError(
-                413,
-                f"candidates has {len(candidates)} records; the limit is {self.limits.max_judge_candidates}",
-                field="candidates",
-            )
+        _within(len(candidates), self.limits.max_judge_candidates, "candidates", "records")
         policy = self.stock if stock and self.stock is not None else self.policy
         records: list[MemoryRecord] = []
         for i, c in enumerate(candidates):
@@ -390,10 +370,7 @@ class MemoryService:
         session = self._session(session_id) or "default"
         if not messages:
             raise ServiceError(422, "messages: give at least one message", field="messages")
-        if len(messages) > self.limits.max_events_per_write:
-            raise ServiceError(
-                413, f"messages: {len(messages)} exceeds {self.limits.max_events_per_write}", field="messages"
-            )
+        _within(len(messages), self.limits.max_events_per_write, "messages", "messages")
         events = []
         for i, item in enumerate(messages):
             role = item.get("role", "user")
@@ -447,10 +424,7 @@ class MemoryService:
         actor = self.actor(principal, actor_id)
         if not records:
             raise ServiceError(422, "records: give at least one record", field="records")
-        if len(records) > self.limits.max_records_per_write:
-            raise ServiceError(
-                413, f"records: {len(records)} exceeds {self.limits.max_records_per_write}", field="records"
-            )
+        _within(len(records), self.limits.max_records_per_write, "records", "records")
         built = []
         for i, item in enumerate(records):
             where = f"records.{i}"
@@ -551,8 +525,7 @@ class MemoryService:
         decider = self.policy.decider
         if decider is None:
             raise ServiceError(404, "this server runs without a decider (the stock arm)")
-        if len(state) > self.limits.max_message_chars:
-            raise ServiceError(413, f"state has {len(state)} chars", field="state")
+        _within(len(state), self.limits.max_message_chars, "state", "chars")
         answers = decider.ask(state, {name: dict(q) for name, q in questions.items()})
         return SystemOneOut(answers=answers_to_wire(answers), model=decider.name)
 
@@ -620,6 +593,12 @@ class MemoryService:
         if self.batcher is not None:
             self.batcher.close()
         self.store.close()
+
+
+def _within(size: int, limit: int, field_name: str, unit: str) -> None:
+    """A part of a request over its limit (``Limits``) is a 413 naming it, its size and the limit."""
+    if size > limit:
+        raise ServiceError(413, f"{field_name} has {size} {unit}; the limit is {limit}", field=field_name)
 
 
 def _rounded(p: float | None) -> float | None:

@@ -1,13 +1,34 @@
-"""SQL the SQLite and PostgreSQL stores (and the decision log) share."""
+"""SQL the SQLite and PostgreSQL stores (and the decision log) share: the columns of the events
+and records tables and how a row maps to an :class:`~recallwise.records.Event` or a
+:class:`~recallwise.records.MemoryRecord` (each driver encodes the metadata and the vector its
+own way), ``WHERE`` clauses, and the SQLite files' migrations."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..errors import UsageError
+from ..records import Event, MemoryRecord
 
-__all__ = ["MigrationStep", "migrate_sqlite", "where_equal"]
+__all__ = [
+    "EVENT_COLUMNS",
+    "RECORD_COLUMNS",
+    "MigrationStep",
+    "event_from_row",
+    "event_values",
+    "migrate_sqlite",
+    "record_from_row",
+    "record_values",
+    "where_equal",
+]
+
+#: an event's columns, named as its attributes; the metadata last
+EVENT_COLUMNS = ("id", "actor_id", "session_id", "role", "text", "created_at", "metadata")
+#: a record's columns as the stores read it back, named as its attributes; the metadata and the
+#: vector last (the table also keeps ``rendered``, the text deciders read, which is written only)
+RECORD_COLUMNS = ("id", "actor_id", "namespace", "text", "strategy", "created_at", "metadata", "embedding")
 
 #: one step of a SQLite file's layout: takes the file from its version to the next
 MigrationStep = Callable[[sqlite3.Connection], None]
@@ -22,6 +43,38 @@ def where_equal(columns: dict[str, object], placeholder: str) -> tuple[str, list
     if not given:
         return "", []
     return " WHERE " + " AND ".join(f"{name} = {placeholder}" for name in given), list(given.values())
+
+
+def event_values(event: Event, metadata: object) -> tuple[object, ...]:
+    """The values of :data:`EVENT_COLUMNS` for ``event`` (``metadata``: as the driver stores it)."""
+    return (*(getattr(event, name) for name in EVENT_COLUMNS[:-1]), metadata)
+
+
+def event_from_row(row: Sequence[Any], metadata: dict[str, Any]) -> Event:
+    """The event a row of :data:`EVENT_COLUMNS` holds (``metadata``: decoded by the caller)."""
+    return Event(**dict(zip(EVENT_COLUMNS[:-1], row, strict=False)), metadata=metadata)
+
+
+def record_values(record: MemoryRecord, metadata: object) -> tuple[object, ...]:
+    """``id, actor_id, namespace, text, rendered, strategy, created_at, metadata`` of ``record``:
+    what both stores write before the vector (``metadata`` as the driver stores it)."""
+    return (
+        record.id,
+        record.actor_id,
+        record.namespace,
+        record.text,
+        record.rendered,
+        record.strategy,
+        float(record.created_at),
+        metadata,
+    )
+
+
+def record_from_row(row: Sequence[Any], metadata: dict[str, Any], embedding: Any) -> MemoryRecord:
+    """The record a row of :data:`RECORD_COLUMNS` holds (a longer row's extra columns, such as a
+    score, are ignored; ``metadata`` and ``embedding``: decoded by the caller)."""
+    fields = dict(zip(RECORD_COLUMNS[:-2], row, strict=False))
+    return MemoryRecord(**fields, metadata=metadata, embedding=embedding)
 
 
 def migrate_sqlite(conn: sqlite3.Connection, steps: Sequence[MigrationStep], *, what: str) -> int:
