@@ -52,7 +52,7 @@ def _fail(exc: ServiceError) -> Exception:
     return _problem(str(exc))
 
 
-Body = TypeVar("Body")
+Result = TypeVar("Result")
 
 
 def build_mcp_server(
@@ -83,7 +83,7 @@ def build_mcp_server(
         instructions=SYSTEM_PROMPT,
     )
 
-    def call(ctx: Context, op: Callable[[Principal, str], Body]) -> Body:
+    def call(ctx: Context, op: Callable[[Principal, str], Result]) -> Result:
         try:
             request = ctx.request_context.request
         except (AttributeError, ValueError, LookupError):
