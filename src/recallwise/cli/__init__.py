@@ -33,6 +33,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     (None, "serve"),
     (None, "mcp"),
     ("bench", "bench_locomo"),
+    ("bench", "bench_decisions"),
     ("bench", "bench_latency"),
     ("bench", "bench_store"),
     ("bench", "bench_serve"),

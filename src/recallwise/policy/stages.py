@@ -136,6 +136,7 @@ def ask_gate(turn: Turn, decider: GuardedDecider, questions: dict[str, Question]
     hints = DecisionHints(state_vector=turn.vector, embedder_name=turn.embedder_name)
     decision = _ask(turn, decider, questions, hints, "gate")
     turn.gate_answers = decision.answers if decision is not None else None
+    turn.gate_usage = dict(decision.usage) if decision is not None else {}
     turn.trace.stages.append(
         StageSpan("recallwise.gate", started, time.time_ns(), {"recallwise.questions": len(questions)})
     )
