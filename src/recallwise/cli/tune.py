@@ -27,6 +27,7 @@ from ..tuning import (
 )
 from ..tuning.candidates import Role, WordingCandidate
 from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
+from ..tuning.heads import OPEN_RATE, RECORDS_PER_REQUEST
 from . import emit_json, progress_enabled
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
@@ -186,8 +187,8 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
         "--fit",
         action="append",
         metavar="DATA.jsonl|DIR",
-        help=f"labelled turns to fit the {role} head on (a file, or a folder's {pattern} files); "
-        "repeat to add more",
+        help=f"labelled turns to fit the {role} head on (a file, a folder's {pattern} files, or a "
+        "shipped set: builtin:seed, builtin:dev); repeat to add more",
     )
     parser.add_argument(
         "--calibrate",
@@ -207,6 +208,22 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
         metavar="PATH.npz",
         help=f"save the fitted {role} head here (default: report only, nothing written)",
     )
+    if role == "gate":
+        parser.add_argument(
+            "--open-rate",
+            type=float,
+            default=OPEN_RATE,
+            help="the head's threshold (saved with it) is the highest that still opens on this share "
+            "of the graded turns that need memory (default %(default)s)",
+        )
+    else:
+        parser.add_argument(
+            "--records-per-request",
+            type=float,
+            default=RECORDS_PER_REQUEST,
+            help="the head's keep threshold (saved with it) is the lowest at which the graded requests "
+            "keep at most this many records on average (default %(default)s)",
+        )
     if role == "judge":
         parser.add_argument(
             "--write-config",
@@ -677,7 +694,7 @@ def _fit_data(args: argparse.Namespace, role: str) -> tuple[list[Any], list[dict
     from ..tuning.labelled import labelled_turns_from_log, read_labelled_sources
 
     pattern = f"{role}-*.jsonl"
-    turns, sources = read_labelled_sources(args.fit or [], pattern)
+    turns, sources = read_labelled_sources(args.fit or [], pattern, role)
     if args.from_log:
         if not args.labels:
             raise UsageError("--from-log LOG.db needs --labels LABELS.jsonl (the labels of its decisions)")
@@ -719,14 +736,16 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.write_config and Path(args.write_config).exists():
         read_config(args.write_config)
     turns, sources = _fit_data(args, role)
-    calibration = read_labelled_sources(args.calibrate, f"{role}-*.jsonl")[0] if args.calibrate else None
+    calibration = (
+        read_labelled_sources(args.calibrate, f"{role}-*.jsonl", role)[0] if args.calibrate else None
+    )
     embedder = embedder_from_args(args)
     current = configured_decider(EmbeddedDecider(embedder), [env])
     assert isinstance(current, EmbeddedDecider)
-    thresholds = Thresholds.resolve("embedded", configs=[env]).values
+    thresholds = Thresholds.resolve("embedded", configs=[env], head=current.head_thresholds()).values
     provenance = {
         "data": sources,
-        "calibration": [s["path"] for s in read_labelled_sources(args.calibrate, f"{role}-*.jsonl")[1]]
+        "calibration": [s["path"] for s in read_labelled_sources(args.calibrate, f"{role}-*.jsonl", role)[1]]
         if args.calibrate
         else "out of fold",
         "command": "recallwise " + " ".join(sys.argv[1:]),
@@ -743,6 +762,7 @@ def run_fit(args: argparse.Namespace) -> int:
                 calibration=calibration,
                 current=current,
                 threshold=thresholds["gate"],
+                open_rate=args.open_rate,
                 progress=bar.update if bar else None,
                 provenance=provenance,
             )
@@ -753,6 +773,7 @@ def run_fit(args: argparse.Namespace) -> int:
                 calibration=calibration,
                 current=current,
                 keep=KeepRule(thresholds["judge"], thresholds["judge_relative"]),
+                records_per_request=args.records_per_request,
                 progress=bar.update if bar else None,
                 provenance=provenance,
             )

@@ -74,6 +74,9 @@ class EmbeddedParams:
     domain_weight: float = 1.0
     #: softmax temperature of the domain distributions
     domain_temperature: float = 0.05
+    #: softmax temperature of the judge head's same-domain probability (sharper than the above:
+    #: a drink and a dinner are both food and drink, but not the same domain)
+    match_temperature: float = 0.02
     #: weight of a hybrid search's BM25 score (lexical evidence: names, places, dates)
     lexical_weight: float = 0.03
     #: softmax temperature for choice and score options
@@ -220,6 +223,17 @@ class EmbeddedDecider(BaseDecider):
         """The weights answering ``role`` for vectors made by ``embedder`` (None: no head there)."""
         head = self.heads.get(role)
         return head.for_space(embedder) if head is not None else None
+
+    def head_thresholds(self) -> dict[str, float]:
+        """The thresholds measured with the heads that answer for this decider's primary model
+        (a head carries the operating point chosen when it was fitted); a policy uses them unless
+        an argument or a fitted config sets the role."""
+        primary = getattr(self.embedder, "name", "")
+        out: dict[str, float] = {}
+        for head in self.heads.values():
+            if head is not None and head.for_space(primary) is not None:
+                out.update(head.thresholds)
+        return out
 
     def heads_in_use(self) -> dict[str, str]:
         """``{role: description}`` of the heads that answer for this decider's models (a head
@@ -554,6 +568,15 @@ class EmbeddedDecider(BaseDecider):
         domain = affinity @ state_domains - affinity.mean(axis=1)
         return cosine, typical, domain
 
+    def domain_match(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> np.ndarray:
+        """The probability that message and record are about the same life domain (each one's
+        domains as a sharp softmax of its similarity to the domain descriptions)."""
+        domains = np.asarray(self._domain_matrix(), dtype=np.float64)
+        t = self.params.match_temperature
+        state = _softmax_rows((domains @ np.asarray(state_vector, dtype=np.float64))[None, :], t)[0]
+        subjects = _softmax_rows(np.asarray(subject_vectors, dtype=np.float64) @ domains.T, t)
+        return np.asarray(subjects @ state)
+
     def judge_scores(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> np.ndarray:
         """Debiased similarities of the state to each subject (rows of ``subject_vectors``)."""
         p = self.params
@@ -567,12 +590,13 @@ class EmbeddedDecider(BaseDecider):
         p = self.params
         cosine, typical, domain = self._judge_terms(state_vector, subject_vectors)
         lex = np.zeros_like(cosine) if lexical is None else np.asarray(lexical, dtype=np.float64)
-        combined = cosine - p.debias_weight * typical + p.domain_weight * domain + p.lexical_weight * lex
-        order = np.argsort(-combined, kind="stable")
-        rank = np.empty(len(combined))
-        rank[order] = np.arange(len(combined))
-        gap = combined - combined.max() if len(combined) else combined
-        return np.column_stack([cosine, typical, domain, lex, gap, np.log1p(rank)])
+        score = cosine - p.debias_weight * typical + p.domain_weight * domain + p.lexical_weight * lex
+        order = np.argsort(-score, kind="stable")
+        rank = np.empty(len(score))
+        rank[order] = np.arange(len(score))
+        gap = score - score.max() if len(score) else score
+        match = self.domain_match(state_vector, subject_vectors)
+        return np.column_stack([score, match, gap, np.log1p(rank)])
 
     def _judge(
         self,

@@ -62,18 +62,18 @@ GATE_FEATURES: tuple[str, ...] = ("embedding", "examples")
 
 #: What the judge head reads about each record of a turn, in this order:
 #:
-#: - ``cosine``: similarity of message and record;
-#: - ``typical``: the record's mean similarity to its nearest generic messages (a record close
-#:   to every message is not evidence for this one);
-#: - ``domain``: how well the record fits the life domains the message is about (food, travel,
-#:   work, ...), relative to how well it fits domains in general;
-#: - ``lexical``: the hybrid search's full-text (BM25) score, 0 when its words did not match;
-#: - ``gap``: the record's combined score minus the best record's of this turn (0 for the best);
+#: - ``score``: the embedded judge's ranking score: similarity of message and record, minus the
+#:   record's typical similarity to unrelated messages (a record close to every message is not
+#:   evidence for this one), plus how well it fits the life domains the message is about, plus a
+#:   little of the hybrid search's full-text score;
+#: - ``match``: the probability that message and record are about the same life domain;
+#: - ``gap``: the score minus the best record's of this turn (0 for the best);
 #: - ``rank``: log(1 + its place by that score), 0 for the best.
 #:
-#: The last two make the count kept follow the evidence: a record far behind a clear best is
-#: unlikely to belong, one level with several others likely.
-JUDGE_FEATURES: tuple[str, ...] = ("cosine", "typical", "domain", "lexical", "gap", "rank")
+#: The head maps them to a calibrated probability; the last two make the count kept follow the
+#: evidence (a record far behind a clear best is unlikely to belong, one level with several
+#: others likely). It keeps the judge's ranking: p rises with the score within a turn.
+JUDGE_FEATURES: tuple[str, ...] = ("score", "match", "gap", "rank")
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,13 @@ class Head:
 
     def with_origin(self, origin: str) -> Head:
         return replace(self, origin=origin)
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        """The thresholds measured with this head when it was fitted (``provenance["thresholds"]``):
+        ``{"gate": p}`` for a gate head, ``{"judge": p, "judge_relative": d}`` for a judge head."""
+        found = self.provenance.get("thresholds") or {}
+        return {str(k): float(v) for k, v in found.items() if isinstance(v, (int, float))}
 
     def describe(self) -> str:
         """One line for ``stats.report()`` and the trace: where it came from, spaces, size, date."""

@@ -319,16 +319,24 @@ def config_from_env() -> ThresholdConfig | None:
 
 
 def resolve_threshold(
-    backend: str, role: str, config: ThresholdConfig | None, given: float | None = None
+    backend: str,
+    role: str,
+    config: ThresholdConfig | None,
+    given: float | None = None,
+    head: Mapping[str, float] | None = None,
 ) -> ResolvedThreshold:
     """The one order: an explicit ``given`` value, then ``config``'s fit for ``backend`` and
-    ``role``, then the backend's default (``measured=False`` when it was never measured)."""
+    ``role``, then the threshold measured with the learned head answering that role (``head``:
+    :meth:`~recallwise.deciders.EmbeddedDecider.head_thresholds`), then the backend's default
+    (``measured=False`` when it was never measured)."""
     if given is not None:
         return ResolvedThreshold(float(given), "argument", True, "argument")
     fitted = config.get(backend, role) if config is not None else None
     if fitted is not None:
         where = f"config {config.path if config is not None and config.path else ''}".rstrip()
         return ResolvedThreshold(fitted.value, where, True, f"{where} (n={fitted.n}, {fitted.date})")
+    if head is not None and role in head:
+        return ResolvedThreshold(float(head[role]), "head", True, "measured with the learned head")
     default = default_threshold(backend, role)
     detail = "default" if default.measured else "default (unmeasured)"
     return ResolvedThreshold(default.value, "default", default.measured, detail)

@@ -96,7 +96,13 @@ class RecallPolicy:
         backend = self.decider.name if self.decider is not None else None
         self.stats.decider = backend
         self.stats.heads.update(self.heads)
-        resolved = Thresholds.resolve(backend, self.options.given_thresholds(), configs)
+        head_thresholds = getattr(self.decider, "head_thresholds", None)
+        resolved = Thresholds.resolve(
+            backend,
+            self.options.given_thresholds(),
+            configs,
+            head_thresholds() if callable(head_thresholds) else None,
+        )
         self.thresholds: dict[str, float] = resolved.values
         #: where each threshold came from: "argument", "config PATH" or "default"
         self.threshold_sources: dict[str, str] = resolved.sources

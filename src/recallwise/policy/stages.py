@@ -457,7 +457,7 @@ def apply_keep_rule(
     rules = []
     if rule in ("absolute", "both"):
         rules.append(f"p >= {absolute:.3g}")
-    if rule in ("relative", "both"):
+    if rule in ("relative", "both") and delta < 1.0:  # a delta of 1 keeps every record: off
         rules.append(f"p >= best - {delta:.3g}")
     if budget is not None:
         rules.append(f"the best {budget} (adaptive budget)")

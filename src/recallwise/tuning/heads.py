@@ -66,6 +66,10 @@ MIN_TURNS = 20
 MIN_PER_CLASS = 5
 #: the fewest turns with labelled records a judge head is fitted on
 MIN_JUDGE_TURNS = 10
+#: the gate's operating point: it opens on at least this share of the graded turns that need memory
+OPEN_RATE = 0.97
+#: the judge's operating point: at most this many records kept per request, on average
+RECORDS_PER_REQUEST = 4.5
 #: L2 strengths tried (chosen by cross-validated log loss)
 L2_GRID: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0)
 FOLDS = 5
@@ -355,6 +359,15 @@ def gate_matrix(
     return np.hstack([x, (votes[0] - votes[1])[:, None]])
 
 
+def operating_threshold(positive_p: np.ndarray, open_rate: float) -> float:
+    """The highest threshold (3 decimals) at which at least ``open_rate`` of ``positive_p`` pass."""
+    values = np.sort(np.asarray(positive_p, dtype=np.float64))
+    if not len(values):
+        return 0.5
+    allowed = int(np.floor((1.0 - open_rate) * len(values) + 1e-9))  # that many may fall below
+    return float(np.floor(values[min(allowed, len(values) - 1)] * 1000.0) / 1000.0)
+
+
 def current_gate_p(decider: EmbeddedDecider, texts: Sequence[str], vectors: _Vectors) -> np.ndarray:
     """The decider's gate p for each text, as the policy asks it (the turn's English vector as a hint)."""
     question = {GATE: gate_question()}
@@ -374,6 +387,7 @@ def fit_gate_head(
     calibration: Sequence[LabelledTurn] | None = None,
     current: EmbeddedDecider | None = None,
     threshold: float = 0.5,
+    open_rate: float = OPEN_RATE,
     progress: Progress | None = None,
     provenance: Mapping[str, Any] | None = None,
 ) -> HeadFit:
@@ -381,8 +395,12 @@ def fit_gate_head(
 
     ``embedder``: the policy's model (default: the offline English one, with the multilingual
     model for other languages). ``current``: the decider whose figures are ``before`` (default:
-    the embedded decider with the shipped heads). ``threshold``: the gate threshold both are graded at.
+    the embedded decider with the shipped heads), graded at ``threshold`` (its gate threshold).
+    The head's own threshold, saved with it, is the highest at which it still opens on
+    ``open_rate`` of the graded turns that need memory; ``after`` is graded at it.
     """
+    if not 0.0 < open_rate <= 1.0:
+        raise UsageError(f"open_rate must be in (0, 1], got {open_rate}")
     fit_turns = _gate_turns(turns, "fit data")
     graded = _gate_turns(calibration, "calibration data") if calibration else fit_turns
     decider = _decider(embedder, current)
@@ -485,10 +503,11 @@ def fit_gate_head(
             "data_sha256": data.get("data_sha256") or _digest(fit_turns),
             "date": _dt.datetime.now(_dt.UTC).date().isoformat(),
             "fit": fitted,
-            "threshold": threshold,
         },
     )
-    after = _gate_metrics(graded_p, graded_y, threshold)
+    chosen = operating_threshold(graded_p[graded_y], open_rate)
+    head = Head(head.role, head.spaces, head.features, {**head.provenance, "thresholds": {"gate": chosen}})
+    after = _gate_metrics(graded_p, graded_y, chosen)
     head = Head(head.role, head.spaces, head.features, {**head.provenance, "figures": after})
     return HeadFit(
         "gate",
@@ -698,6 +717,26 @@ def judge_metrics(
     }
 
 
+#: the relative rule's delta that keeps every record (p >= best - 1 always holds): off
+NO_RELATIVE = 1.0
+#: keep thresholds tried, lowest first
+KEEP_GRID: tuple[float, ...] = tuple(round(x, 3) for x in np.arange(0.005, 0.951, 0.005))
+
+
+def keep_threshold(judged: Sequence[JudgedTurn], probabilities: Sequence[np.ndarray], budget: float) -> float:
+    """The lowest keep threshold at which the requests (turns with a right record) keep at most
+    ``budget`` records on average."""
+    requests = [
+        np.asarray(p) for j, p in zip(judged, probabilities, strict=True) if j.labels.any() or j.missed
+    ]
+    if not requests:
+        requests = [np.asarray(p) for p in probabilities]
+    for t in KEEP_GRID:
+        if float(np.mean([(p >= t).sum() for p in requests])) <= budget:
+            return t
+    return KEEP_GRID[-1]
+
+
 def fit_judge_head(
     turns: Sequence[LabelledTurn],
     *,
@@ -705,18 +744,24 @@ def fit_judge_head(
     calibration: Sequence[LabelledTurn] | None = None,
     current: EmbeddedDecider | None = None,
     keep: KeepRule | None = None,
+    records_per_request: float = RECORDS_PER_REQUEST,
     progress: Progress | None = None,
     provenance: Mapping[str, Any] | None = None,
 ) -> HeadFit:
     """Fit and calibrate a judge head on turns with labelled records (see the module docs).
 
-    ``keep``: the keep rule both heads are graded with (default: the policy's defaults for the
-    embedded decider).
+    ``keep``: the keep rule the current judge is graded with (``before``; default: the policy's
+    for the embedded decider). The head's own keep threshold, saved with it, is the lowest at
+    which the graded requests keep at most ``records_per_request`` records on average (its
+    calibrated p already weighs each record against the turn's best: no relative rule on top);
+    ``after`` is graded with it.
     """
+    if records_per_request <= 0:
+        raise UsageError(f"records_per_request must be > 0, got {records_per_request}")
     fit_turns = _judge_checked(turns, "fit data")
     graded_turns = _judge_checked(calibration, "calibration data") if calibration else fit_turns
     decider = _decider(embedder, current)
-    keep = keep or _default_keep()
+    keep = keep or _default_keep(decider)
     vectors = _Vectors(decider)
     judged = judge_turns(fit_turns, decider, progress=progress, vectors=vectors)
     graded = judge_turns(graded_turns, decider, progress=progress, vectors=vectors) if calibration else judged
@@ -771,7 +816,9 @@ def fit_judge_head(
     data = dict(provenance or {})
     relevant = sum(t.relevant for t in fit_turns)
     pairs = sum(len(t.records) for t in fit_turns)
-    after_metrics = judge_metrics(graded, after, keep)
+    chosen = keep_threshold(graded, after, records_per_request)
+    own = KeepRule(chosen, NO_RELATIVE)
+    after_metrics = judge_metrics(graded, after, own)
     head = Head(
         "judge",
         spaces,
@@ -788,6 +835,7 @@ def fit_judge_head(
             "date": _dt.datetime.now(_dt.UTC).date().isoformat(),
             "fit": fitted,
             "figures": after_metrics,
+            "thresholds": {"judge": chosen, "judge_relative": NO_RELATIVE},
         },
     )
     p_all = np.concatenate(after) if after else np.zeros(0)
@@ -803,8 +851,8 @@ def fit_judge_head(
     )
 
 
-def _default_keep() -> KeepRule:
+def _default_keep(decider: EmbeddedDecider) -> KeepRule:
     from ..policy.thresholds import Thresholds
 
-    values = Thresholds.resolve("embedded").values
+    values = Thresholds.resolve("embedded", head=decider.head_thresholds()).values
     return KeepRule(values.get("judge", 0.5), values.get("judge_relative", 0.5))

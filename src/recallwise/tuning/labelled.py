@@ -33,6 +33,7 @@ from typing import Any
 from ..errors import UsageError
 from ..records import render_text
 from ..text import json_failure
+from .data import CaseSet, load_cases, load_labels
 
 __all__ = [
     "LabelledRecord",
@@ -42,6 +43,7 @@ __all__ = [
     "read_labelled_dir",
     "read_labelled_sources",
     "read_labelled_turns",
+    "turns_from_cases",
 ]
 
 #: optional string fields of a labelled turn, kept as they are
@@ -358,14 +360,60 @@ def _logged_turns(log_path: str | os.PathLike[str], ids: Iterable[str]) -> dict[
         conn.close()
 
 
+def turns_from_cases(cases: CaseSet) -> list[LabelledTurn]:
+    """A validator case file's queries as labelled turns: each query with its listed records,
+    the relevant ones labelled true (the gate label is left out: the file does not give it)."""
+    out = []
+    for i, case in enumerate(cases.cases):
+        relevant = set(case.relevant)
+        records = tuple(LabelledRecord(key, cases.records[key], key in relevant) for key in case.keys)
+        where = f"{cases.source} cases[{i}]" + (f" (line {case.line})" if case.line else "")
+        out.append(LabelledTurn(case.query, None, records, source=cases.source, lang=case.lang, where=where))
+    return out
+
+
+def _builtin(spec: str, role: str) -> tuple[list[LabelledTurn], dict[str, Any]]:
+    """A shipped set (``builtin:seed``, ``builtin:dev``) as labelled turns: its gate labels for the
+    gate, its validator cases for the judge."""
+    if spec == "builtin:heldout":
+        raise UsageError(
+            "builtin:heldout: the held-out sets are for reporting; a head fitted on them has nothing "
+            "left to be checked on"
+        )
+    if role == "gate":
+        labels = load_labels(spec)
+        turns = [
+            LabelledTurn(item.text, item.label, lang=item.lang, source=spec, where=f"{spec} line {item.line}")
+            for item in labels.items
+        ]
+        return turns, {"path": spec, "sha256": labels.sha256, "turns": len(turns)}
+    cases = load_cases(spec)
+    turns = turns_from_cases(cases)
+    return turns, {"path": spec, "sha256": cases.sha256, "turns": len(turns)}
+
+
+def _is_case_file(path: Path) -> bool:
+    """Whether ``path`` is a validator case file (``{"records": ..., "cases": ...}``)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(document, Mapping) and "cases" in document and "records" in document
+
+
 def read_labelled_sources(
-    specs: Sequence[str | os.PathLike[str]], pattern: str
+    specs: Sequence[str | os.PathLike[str]], pattern: str, role: str = "gate"
 ) -> tuple[list[LabelledTurn], list[dict[str, Any]]]:
-    """Every turn of ``specs`` (files, or folders whose ``pattern`` files are read, by name), and
-    what each file was: ``{"path", "sha256", "turns"}``."""
+    """Every turn of ``specs`` (files, folders whose ``pattern`` files are read, by name, or a
+    shipped ``builtin:NAME`` set), and what each was: ``{"path", "sha256", "turns"}``."""
     turns: list[LabelledTurn] = []
     sources: list[dict[str, Any]] = []
     for spec in specs:
+        if str(spec).startswith("builtin:"):
+            read, source = _builtin(str(spec), role)
+            turns.extend(read)
+            sources.append(source)
+            continue
         path = Path(spec)
         if path.is_dir():
             files = sorted(p for p in path.glob(pattern) if p.is_file())
@@ -374,6 +422,12 @@ def read_labelled_sources(
         else:
             files = [path]
         for file in files:
+            if file.suffix == ".json" and _is_case_file(file):
+                cases = load_cases(str(file))
+                read = turns_from_cases(cases)
+                sources.append({"path": str(file), "sha256": cases.sha256, "turns": len(read)})
+                turns.extend(read)
+                continue
             read = read_labelled_turns(file)
             turns.extend(read)
             sources.append(
