@@ -748,7 +748,7 @@ def run_fit(args: argparse.Namespace) -> int:
         "calibration": [s["path"] for s in read_labelled_sources(args.calibrate, f"{role}-*.jsonl", role)[1]]
         if args.calibrate
         else "out of fold",
-        "command": "recallwise " + " ".join(sys.argv[1:]),
+        "command": "recallwise " + " ".join(getattr(args, "argv", sys.argv[1:])),
     }
     total = len(turns) + (len(calibration) if calibration else 0)
     if role == "gate":  # the gate's work is embedding every message in each model's space
