@@ -109,7 +109,7 @@ def test_labelled_turns_take_their_texts_from_the_decision_log(tmp_path: Path) -
     turns = labelled_turns_from_log(store_path, labels)
     assert turns[0].text == "What should I have for dinner?" and turns[0].actor_id == "u1"
     assert turns[0].records[0].text == "The user is vegetarian."
-    with pytest.raises(UsageError, match="logged without its message.*--log-content"):
+    with pytest.raises(UsageError, match=r"logged without its message.*--log-content"):
         labelled_turns_from_log(store_path, [{"decision_id": str(seqs[-1]), "label": False}])
     with pytest.raises(UsageError, match="'999' is not in the log"):
         labelled_turns_from_log(store_path, [{"decision_id": "999", "label": False}])
@@ -174,7 +174,7 @@ def test_a_written_head_reads_back_the_same(gate_fit, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="is a gate head, not a judge head"):
         read_head(path, "judge")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(UsageError, match="junk.npz: not a recallwise head file"):
+    with pytest.raises(UsageError, match=r"junk\.npz: not a recallwise head file"):
         read_head(tmp_path / "junk.npz")
 
 
@@ -284,17 +284,21 @@ def test_gate_fit_refuses_one_class_too_few_and_unlabelled() -> None:
         fit_gate_head(_turns(40, True))
     with pytest.raises(UsageError, match=f"a gate head needs at least {MIN_TURNS}"):
         fit_gate_head(_turns(MIN_TURNS - 2))
-    unlabelled = _turns(30) + [LabelledTurn("no label here", None, (), where="data.jsonl line 31")]
-    with pytest.raises(UsageError, match="data.jsonl line 31: unlabelled for the gate"):
+    unlabelled = [*_turns(30), LabelledTurn("no label here", None, (), where="data.jsonl line 31")]
+    with pytest.raises(UsageError, match=r"data\.jsonl line 31: unlabelled for the gate"):
         fit_gate_head(unlabelled)
 
 
 # ---- the commands ------------------------------------------------------------------------------
 
 
+def _flags(flag: str, values: list[str]) -> list[str]:
+    return [item for value in values for item in (flag, value)]
+
+
 def test_tune_gate_fit_writes_a_head_and_a_config(tmp_path: Path) -> None:
     head, config = tmp_path / "gate.npz", tmp_path / "cfg.json"
-    args = ["tune", "gate", *sum((["--fit", s] for s in GATE_SETS), [])]
+    args = ["tune", "gate", *_flags("--fit", GATE_SETS)]
     done = run_cli(*args, "--write-head", str(head), "--write-config", str(config), "--json")
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
@@ -360,7 +364,7 @@ def test_tune_gate_from_the_decision_log(tmp_path: Path) -> None:
 
 def test_tune_judge_fit_end_to_end(tmp_path: Path) -> None:
     head = tmp_path / "judge.npz"
-    args = ["tune", "judge", *sum((["--fit", s] for s in JUDGE_SETS), [])]
+    args = ["tune", "judge", *_flags("--fit", JUDGE_SETS)]
     done = run_cli(*args, "--write-head", str(head), "--json")
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
