@@ -74,9 +74,6 @@ class EmbeddedParams:
     domain_weight: float = 1.0
     #: softmax temperature of the domain distributions
     domain_temperature: float = 0.05
-    #: softmax temperature of the judge head's same-domain probability (sharper than the above:
-    #: a drink and a dinner are both food and drink, but not the same domain)
-    match_temperature: float = 0.02
     #: weight of a hybrid search's BM25 score (lexical evidence: names, places, dates)
     lexical_weight: float = 0.03
     #: softmax temperature for choice and score options
@@ -568,15 +565,6 @@ class EmbeddedDecider(BaseDecider):
         domain = affinity @ state_domains - affinity.mean(axis=1)
         return cosine, typical, domain
 
-    def domain_match(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> np.ndarray:
-        """The probability that message and record are about the same life domain (each one's
-        domains as a sharp softmax of its similarity to the domain descriptions)."""
-        domains = np.asarray(self._domain_matrix(), dtype=np.float64)
-        t = self.params.match_temperature
-        state = _softmax_rows((domains @ np.asarray(state_vector, dtype=np.float64))[None, :], t)[0]
-        subjects = _softmax_rows(np.asarray(subject_vectors, dtype=np.float64) @ domains.T, t)
-        return np.asarray(subjects @ state)
-
     def judge_scores(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> np.ndarray:
         """Debiased similarities of the state to each subject (rows of ``subject_vectors``)."""
         p = self.params
@@ -595,8 +583,7 @@ class EmbeddedDecider(BaseDecider):
         rank = np.empty(len(score))
         rank[order] = np.arange(len(score))
         gap = score - score.max() if len(score) else score
-        match = self.domain_match(state_vector, subject_vectors)
-        return np.column_stack([score, match, gap, np.log1p(rank)])
+        return np.column_stack([score, gap, np.log1p(rank)])
 
     def _judge(
         self,
