@@ -221,6 +221,14 @@ class EmbeddedDecider(BaseDecider):
         head = self.heads.get(role)
         return head.for_space(embedder) if head is not None else None
 
+    def judge_slope(self) -> float:
+        """The judge's log-odds per unit of its ranking score within one turn, in the primary
+        model's space: its head's (score and gap weights), or its logistic's scale."""
+        head = self.head_weights("judge", getattr(self.embedder, "name", None))
+        if head is None:
+            return self.params.judge_scale
+        return float(head.weights[0] + head.weights[1])
+
     def head_thresholds(self) -> dict[str, float]:
         """The thresholds measured with the heads that answer for this decider's primary model
         (a head carries the operating point chosen when it was fitted); a policy uses them unless
@@ -579,11 +587,8 @@ class EmbeddedDecider(BaseDecider):
         cosine, typical, domain = self._judge_terms(state_vector, subject_vectors)
         lex = np.zeros_like(cosine) if lexical is None else np.asarray(lexical, dtype=np.float64)
         score = cosine - p.debias_weight * typical + p.domain_weight * domain + p.lexical_weight * lex
-        order = np.argsort(-score, kind="stable")
-        rank = np.empty(len(score))
-        rank[order] = np.arange(len(score))
         gap = score - score.max() if len(score) else score
-        return np.column_stack([score, gap, np.log1p(rank)])
+        return np.column_stack([score, gap])
 
     def _judge(
         self,

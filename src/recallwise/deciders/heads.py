@@ -66,13 +66,12 @@ GATE_FEATURES: tuple[str, ...] = ("embedding", "examples")
 #:   record's typical similarity to unrelated messages (a record close to every message is not
 #:   evidence for this one), plus how well it fits the life domains the message is about, plus a
 #:   little of the hybrid search's full-text score;
-#: - ``gap``: the score minus the best record's of this turn (0 for the best);
-#: - ``rank``: log(1 + its place by that score), 0 for the best.
+#: - ``gap``: the score minus the best record's of this turn (0 for the best).
 #:
-#: The head maps them to a calibrated probability; the last two make the count kept follow the
-#: evidence (a record far behind a clear best is unlikely to belong, one level with several
-#: others likely). It keeps the judge's ranking: p rises with the score within a turn.
-JUDGE_FEATURES: tuple[str, ...] = ("score", "gap", "rank")
+#: The head maps them to a calibrated probability. The gap makes the count kept follow the
+#: evidence: a record far behind a clear best is unlikely to belong, one level with several
+#: others likely. Within a turn p rises with the score: the head keeps the judge's ranking.
+JUDGE_FEATURES: tuple[str, ...] = ("score", "gap")
 
 
 @dataclass(frozen=True)

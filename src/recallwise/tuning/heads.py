@@ -71,7 +71,7 @@ OPEN_RATE = 0.97
 #: the judge's operating point: at most this many records kept per request, on average
 RECORDS_PER_REQUEST = 4.5
 #: L2 strengths tried (chosen by cross-validated log loss)
-L2_GRID: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0)
+L2_GRID: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0)
 FOLDS = 5
 
 
@@ -153,10 +153,13 @@ class _Model:
 
 
 def _standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and scales; a scale is never below a tenth of the median one, so a column that
+    barely varies in the fit data (an embedding dimension the model hardly uses) cannot earn a
+    weight that a small change of it at run time would turn into a large change of p."""
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    return mean, scale
+    floor = max(float(np.median(scale)) * 0.1, 1e-9)
+    return mean, np.maximum(scale, floor)
 
 
 def _fit_space(
@@ -359,6 +362,16 @@ def gate_matrix(
     return np.hstack([x, (votes[0] - votes[1])[:, None]])
 
 
+def _answered(answered: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The rows to calibrate a space's head on: those it answers at run time (the multilingual
+    head answers the non-English ones), when they hold enough of both classes; else every row."""
+    mask = np.asarray(answered, dtype=bool)
+    ys = np.asarray(labels, dtype=bool)[mask]
+    if min(int(ys.sum()), int((~ys).sum())) >= MIN_PER_CLASS:
+        return mask
+    return np.ones(len(mask), dtype=bool)
+
+
 def operating_threshold(positive_p: np.ndarray, open_rate: float) -> float:
     """The highest threshold (3 decimals) at which at least ``open_rate`` of ``positive_p`` pass."""
     values = np.sort(np.asarray(positive_p, dtype=np.float64))
@@ -439,7 +452,8 @@ def fit_gate_head(
         out_of_fold[rows[answered]] = oof[answered]
         fitted[_space_name(decider, space)] = {"l2": model.l2, "n": len(rows), "true": int(ys.sum())}
         if not calibration:
-            a, c = platt(oof, ys)
+            own = _answered(answered, ys)
+            a, c = platt(oof[own], ys[own])
             fitted[_space_name(decider, space)]["platt"] = [a, c]
     if not models:
         raise UsageError("fit data: too few turns in any embedding space to fit a gate head")
@@ -462,7 +476,8 @@ def fit_gate_head(
             logits = model.logits(gate_matrix(decider, space, [graded_texts[i] for i in cal_rows], vectors))
             if len(cal_rows) < 2 or graded_y[cal_rows].all() or not graded_y[cal_rows].any():
                 raise UsageError(f"calibration data: too few turns of both classes for the {name} head")
-            a, c = platt(logits, graded_y[cal_rows])
+            own = _answered(np.array([graded_routed[i] == space for i in cal_rows]), graded_y[cal_rows])
+            a, c = platt(logits[own], graded_y[cal_rows][own])
             fitted[name]["platt"] = [a, c]
             calibrated = _sigmoid(a * logits + c)
             for row, p in zip(cal_rows, calibrated, strict=True):
