@@ -97,6 +97,8 @@ class PgServer:
     owned: bool = True
     #: Which installation this is ("system PostgreSQL 15.20, pgvector 0.8.0 (/usr/lib/...)").
     description: str = ""
+    #: the postmaster's options (``pg_ctl -o``), for :meth:`resume`
+    options: str = ""
     _stopped: bool = field(default=False, repr=False)
 
     def url_for(
@@ -118,6 +120,39 @@ class PgServer:
                 timeout=60,
             )
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def halt(self, *, kill: bool = False) -> None:
+        """Stop the server and keep its data, as an outage would: a fast shutdown (sessions are
+        ended, new connections refused), or with ``kill`` a SIGKILL of the postmaster (a crash;
+        the next start recovers from the WAL). :meth:`resume` starts it again."""
+        assert self.owned and self.root is not None and self.bin_dir is not None
+        data = self.root / "data"
+        if not kill:
+            done = _run_as_postgres(
+                [str(self.bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"], home=self.root
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"pg_ctl stop failed: {(done.stderr or done.stdout).strip()[-300:]}")
+            return
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGKILL)
+
+    def resume(self, timeout_s: float = 60.0) -> None:
+        """Start a server :meth:`halt` stopped, on the same port with the same data and options.
+
+        After a SIGKILL the postmaster's children exit a moment later; until they have, a new
+        postmaster refuses to start (their shared memory is still attached), so starting is retried.
+        """
+        assert self.owned and self.root is not None and self.bin_dir is not None
+        argv = [str(self.bin_dir / "pg_ctl"), "-D", str(self.root / "data"), "-l", str(self.root / "log")]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            done = _run_as_postgres([*argv, "-w", "-o", self.options, "start"], home=self.root)
+            if done.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"pg_ctl start failed: {(done.stderr or done.stdout).strip()[-300:]}")
+            time.sleep(0.5)
 
     def __enter__(self) -> PgServer:
         return self
@@ -400,7 +435,9 @@ def _start(installation: _Installation, *, durable: bool, settings: dict[str, st
                 home=root,
             )
             if started.returncode == 0:
-                server = PgServer(url="", host="127.0.0.1", port=port, root=root, bin_dir=bin_dir)
+                server = PgServer(
+                    url="", host="127.0.0.1", port=port, root=root, bin_dir=bin_dir, options=opts
+                )
                 server.socket_dir = root
                 server.url = server.url_for()
                 return server

@@ -72,10 +72,16 @@ def serve(store: str, *args: str, log_dir: Path, timeout_s: float = 90.0) -> Ite
 
 @contextmanager
 def persona_server(
-    work: Path, name: str, *, actors: Sequence[str] = ("demo_user",), keys: Path | None = None
+    work: Path,
+    name: str,
+    *,
+    actors: Sequence[str] = ("demo_user",),
+    keys: Path | None = None,
+    extra: Sequence[str] = (),
 ) -> Iterator[Server]:
     """``recallwise serve`` over a fresh SQLite store ``work/NAME.db`` seeded with the demo persona
-    for each of ``actors`` (``"a:demo_user"``: tenant a's), behind ``keys`` when given."""
+    for each of ``actors`` (``"a:demo_user"``: tenant a's), behind ``keys`` when given, with the
+    ``extra`` arguments (``--log FILE``)."""
     from recallwise.demo import seed_persona
     from recallwise.stores import open_store
 
@@ -84,5 +90,5 @@ def persona_server(
         for actor in actors:
             seed_persona(store, actor)
     args = ("--keys", str(keys)) if keys is not None else ()
-    with serve(url, *args, log_dir=work) as server:
+    with serve(url, *args, *extra, log_dir=work) as server:
         yield server

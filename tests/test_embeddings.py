@@ -20,6 +20,7 @@ from recallwise import embeddings
 from recallwise.embeddings import available_embedders, make_embedder, register_embedder
 from recallwise.embeddings.onnx_minilm import _bert_tokenizer
 from recallwise.errors import UsageError
+from recallwise.registry import EMBEDDERS_GROUP, Registry
 
 
 @pytest.fixture(scope="module")
@@ -258,10 +259,11 @@ def test_a_third_party_package_registers_through_an_entry_point(tmp_path, monkey
     (info / "entry_points.txt").write_text(
         "[recallwise.embedders]\nthirdparty = thirdparty_embed:make\nminilm-l6 = thirdparty_embed:make\n"
     )
-    monkeypatch.syspath_prepend(str(package))
-    monkeypatch.setattr(embeddings, "_ENTRY_POINTS_LOADED", False)
-    monkeypatch.setattr(embeddings, "_FACTORIES", dict(embeddings._FACTORIES))
+    fresh = Registry("embedder", EMBEDDERS_GROUP, lambda factory: (factory, True))
+    fresh._entries = dict(embeddings._REGISTRY._entries)  # the built-ins, entry points not read yet
+    monkeypatch.setattr(embeddings, "_REGISTRY", fresh)
     monkeypatch.setattr(embeddings, "_INSTANCES", dict(embeddings._INSTANCES))
+    monkeypatch.syspath_prepend(str(package))
     assert "thirdparty:" in available_embedders()
     assert make_embedder("thirdparty").dimension == 32
     made = make_embedder("thirdparty:16")

@@ -107,7 +107,7 @@ def test_rules_make_agentcore_shaped_preferences_under_the_right_topic():
     ]
     assert prefs[0].categories == ["travel", "flights"]
     # a preference about no known topic stays a fact only
-    assert [m.kind for m in RuleExtractor().extract([user("I prefer mornings.")])] == [SEMANTIC]
+    assert [m.kind for m in RuleExtractor().extract([user("I prefer blue.")])] == [SEMANTIC]
 
 
 # ---- the persona round trip ---------------------------------------------------------------
@@ -129,10 +129,12 @@ PERSONA_RECORDS = [
     "The user is a backend engineer, mostly working on distributed systems.",
     "The user has a dog called Biscuit, a very opinionated cocker spaniel.",
     "The user is trying to get to the gym three mornings a week before work.",
-    "When ordering coffee: Go-to is decaf oat flat white",
+    # preferences: a cut-down and a habit count as preferences too, so coffee and
+    # flights each carry one statement more than before; still one record per context
+    "When ordering coffee: Is trying to cut down on caffeine; go-to is decaf oat flat white",
     "When ordering a drink or beverage: Can't stand sparkling water; still water only",
     "When choosing food or a meal: Favourite cuisine is Vietnamese",
-    "When booking flights: Always books an aisle seat; hates climbing over people",
+    "When booking flights: Always books an aisle seat; hates climbing over people; usually flies out of YVR",
     "When writing code: Strongly prefers tabs-free code (four spaces)",
 ]
 
@@ -182,7 +184,7 @@ def test_a_repeated_fact_changes_nothing(store):
     first = extract_and_store(store, "u1", [user("I'm vegetarian.")])
     again = extract_and_store(store, "u1", [user("I'm vegetarian!", session="s2")])
     assert first.added == 1 and again.added == 0 and again.consolidation.unchanged == 1
-    assert texts(store) == ["The user is vegetarian."]
+    assert texts(store) == ["The user is vegetarian."]  # a condition: a fact, not a preference
 
 
 def test_an_updated_fact_replaces_the_old_record(store):
@@ -224,6 +226,66 @@ def test_near_paraphrases_merge_and_different_values_do_not(real_store):
     assert texts(real_store) == ["The user is a vegetarian."]
     add("The user is vegan.", "c")  # a different fact: kept alongside
     assert texts(real_store) == ["The user is a vegetarian.", "The user is vegan."]
+
+
+def test_one_conversations_near_duplicates_keep_the_more_specific_wording(real_store):
+    result = extract_and_store(
+        real_store,
+        "u1",
+        [
+            user("We're organizing a community outreach event."),
+            user("We're organizing a community outreach event for our police department."),
+            user("I have a dog named Biscuit and a cat."),
+            user("I have a dog named Biscuit."),  # says less than the record already there
+        ],
+    )
+    assert texts(real_store) == [
+        "The user has a dog named Biscuit and a cat.",
+        "The user is organizing a community outreach event for their police department.",
+    ]
+    assert result.added == 2 and result.updated == 1 and result.consolidation.unchanged == 1
+
+
+def test_a_later_session_replaces_by_key_negation_or_detail_and_never_by_less(real_store):
+    extract_and_store(real_store, "u1", [user("I live in Vancouver. I like horror movies. I love hiking.")])
+    extract_and_store(
+        real_store,
+        "u1",
+        [user("I moved to Porto. I don't like horror movies. I love hiking in the mountains.", session="s2")],
+    )
+    assert texts(real_store) == [
+        "The user doesn't like horror movies.",
+        "The user loves hiking in the mountains.",
+        "The user moved to Porto.",
+    ]
+    extract_and_store(real_store, "u1", [user("I love hiking.", session="s3")])
+    assert "The user loves hiking in the mountains." in texts(real_store)
+    assert texts(real_store, "/preferences/u1") == [
+        "When choosing music, films, shows or books: Doesn't like horror movies",
+        "When exercising: Loves hiking in the mountains",
+    ]
+
+
+def test_relation_between_two_memories():
+    from recallwise.extraction.consolidate import relation
+
+    assert relation("The user is vegetarian.", "the user is vegetarian") == "same"
+    assert relation("The user doesn't eat pork.", "The user eats pork.") == "negated"
+    assert (
+        relation("The user has a dog named Rex.", "The user has a dog.") == "different"
+    )  # one word: too little
+    assert relation("The user has two cats and a dog.", "The user has two cats.") == "more specific"
+    assert relation("The user has two cats.", "The user has two cats and a dog.") == "less specific"
+    assert (
+        relation("The user always books a window seat.", "The user always books an aisle seat.")
+        == "different"
+    )
+    assert (
+        relation("The user is vegan.", "The user is vegetarian.", cosine=0.87, threshold=0.93) == "different"
+    )
+    assert relation("The user is a vegetarian.", "The user is vegetarian.", cosine=0.98, threshold=0.93) == (
+        "more specific"  # a tie in content goes to the newer wording
+    )
 
 
 def test_duplicate_threshold_separates_rewordings_from_different_facts(minilm):

@@ -275,18 +275,14 @@ def test_tune_gate_with_every_answer_errored_exits_1_with_the_cause_first(
 
 def test_tune_partial_errors_are_reported_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
     from recallwise.deciders import register_decider
+    from recallwise.testing import ScriptedDecider
 
-    class FailsOnGreetings:
-        """Answers every question except about messages that greet: a partly broken backend."""
+    def gate(message: str) -> float:  # a partly broken backend: it fails on messages that greet
+        if re.search(r"\b(hello|hi|hey)\b", message, re.I):
+            raise ConnectionError("backend hiccup")
+        return 0.9 if "my" in message.lower() else 0.1
 
-        name = "fails-on-greetings"
-
-        def ask(self, state: str, questions: Any) -> dict[str, Any]:
-            if re.search(r"\b(hello|hi|hey)\b", state, re.I):
-                raise ConnectionError("backend hiccup")
-            return dict.fromkeys(questions, 0.9 if "my" in state.lower() else 0.1)
-
-    register_decider("fails-on-greetings", lambda **_: FailsOnGreetings())
+    register_decider("fails-on-greetings", lambda **_: ScriptedDecider(gate=gate, name="fails-on-greetings"))
     code, out, err = run(
         capsys, "tune", "gate", "--labels", "builtin:seed", "--decider", "fails-on-greetings"
     )

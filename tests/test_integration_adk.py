@@ -29,6 +29,7 @@ from google.genai import types
 from recallwise import MemoryRecord, RecallStats, open_store
 from recallwise.integrations.adk import GatedMemoryService, RecallwiseMemoryService, entry_text
 from recallwise.stores.base import SearchRequest
+from recallwise.testing import ScriptedDecider
 
 APP, USER = "rg-test", "sam"
 PAST = [
@@ -75,13 +76,6 @@ class Broken(BaseMemoryService):
         raise Broken.Unavailable("backend down")
 
 
-class AlwaysOpen:
-    name = "always-open"
-
-    def ask(self, state, questions):
-        return {k: 1.0 for k in questions}
-
-
 @pytest.fixture
 async def inner() -> Counting:
     service = Counting()
@@ -125,7 +119,7 @@ async def test_decider_none_is_transparent(inner):
 
 
 async def test_writes_and_the_rest_pass_through(inner):
-    gated = GatedMemoryService(inner, decider=AlwaysOpen())
+    gated = GatedMemoryService(inner, decider=ScriptedDecider.always_open())
     await gated.add_session_to_memory(past_session(texts=["I moved to Toronto last spring."]))
     await gated.add_events_to_memory(
         app_name=APP, user_id=USER, events=[text_event("Toronto winters are cold.")]
@@ -169,7 +163,7 @@ async def test_memories_without_text_are_skipped_and_counted():
                 ]
             )
 
-    gated = GatedMemoryService(WithImages(), decider=AlwaysOpen())
+    gated = GatedMemoryService(WithImages(), decider=ScriptedDecider.always_open())
     assert texts(await gated.search_memory(app_name=APP, user_id=USER, query=DRINK)) == [PAST[1]]
     assert gated.stats.records_skipped == 2 and "skipped (not text) 2" in gated.stats.report()
     assert gated.stats.errors == 0
@@ -177,7 +171,7 @@ async def test_memories_without_text_are_skipped_and_counted():
 
 async def test_concurrent_searches_keep_their_own_users(inner):
     await inner.add_session_to_memory(past_session(user="kim", texts=["I only drink green tea, no coffee."]))
-    gated = GatedMemoryService(inner, decider=AlwaysOpen())
+    gated = GatedMemoryService(inner, decider=ScriptedDecider.always_open())
     sam, kim = await asyncio.gather(
         gated.search_memory(app_name=APP, user_id=USER, query=DRINK),
         gated.search_memory(app_name=APP, user_id="kim", query=DRINK),

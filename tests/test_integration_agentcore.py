@@ -29,7 +29,14 @@ from bedrock_agentcore.memory.integrations.strands.session_manager import (  # n
 from botocore.awsrequest import AWSResponse  # noqa: E402
 from strands import Agent  # noqa: E402
 
-from recallwise import RecallOptions, RecallPolicy, RecallStats, ThresholdOptions, open_store  # noqa: E402
+from recallwise import (  # noqa: E402
+    RecallOptions,
+    RecallPolicy,
+    RecallStats,
+    SearchOptions,
+    ThresholdOptions,
+    open_store,
+)
 from recallwise.errors import UsageError  # noqa: E402
 from recallwise.extraction import extract_and_store  # noqa: E402
 from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager  # noqa: E402
@@ -261,14 +268,10 @@ def test_decider_none_is_upstream_behaviour_exactly(fake):
 
 
 def test_an_always_open_decider_injects_what_upstream_injects(fake):
-    class AlwaysOpen:
-        name = "always-open"
-
-        def ask(self, state, questions):
-            return {k: 1.0 for k in questions}
-
     upstream = run_agent(AgentCoreMemorySessionManager(config(), boto_session=fake.session()), DINNER)
-    manager = GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), decider=AlwaysOpen())
+    manager = GatedAgentCoreMemorySessionManager(
+        config(), boto_session=fake.session(), decider=ScriptedDecider.always_open()
+    )
     ours = run_agent(manager, DINNER)
     # upstream injects raw record text; ours renders JSON preferences to prose and bullets each line
     rendered = {line.removeprefix("- ") for line in block_lines(ours.context())}
@@ -312,20 +315,15 @@ def test_stats_can_be_shared_and_thresholds_apply(fake):
     assert strict.stats is shared and shared.gate_closed == 1
     with pytest.raises(UsageError, match="sets top_k itself"):
         GatedAgentCoreMemorySessionManager(
-            config(), boto_session=fake.session(), options=RecallOptions(top_k=3)
+            config(), boto_session=fake.session(), options=RecallOptions(search=SearchOptions(top_k=3))
         )
 
 
-def test_the_old_thresholds_mapping_still_applies_with_a_deprecation_warning(fake):
-    decider = keyword_decider(gate_words=["dinner"], keep_words=["vegetarian"], gate_p=0.9)
-    with pytest.warns(DeprecationWarning, match="thresholds=.*deprecated"):
-        strict = GatedAgentCoreMemorySessionManager(
-            config(), boto_session=fake.session(), decider=decider, thresholds={"gate": 0.95}
-        )
-    assert strict.options.thresholds.gate == 0.95
-    assert run_agent(strict, DINNER).context() == "" and "RetrieveMemoryRecords" not in fake.calls
-    with pytest.warns(DeprecationWarning), pytest.raises(UsageError, match="unknown threshold"):
-        GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), thresholds={"gates": 0.5})
+def test_recallwise_options_given_as_upstream_keywords_are_refused(fake):
+    # upstream takes any keyword and ignores what it does not know: an option there would do nothing
+    for keyword, value in (("thresholds", {"gate": 0.95}), ("keep", "absolute"), ("max_records", 2)):
+        with pytest.raises(UsageError, match=f"{keyword} is not an upstream keyword.*options=RecallOptions"):
+            GatedAgentCoreMemorySessionManager(config(), boto_session=fake.session(), **{keyword: value})
 
 
 def test_tool_results_and_non_text_first_blocks_are_not_queries(fake):

@@ -40,6 +40,7 @@ from recallwise.integrations.langgraph import (
     namespace_tuple,
 )
 from recallwise.stores.base import SearchRequest
+from recallwise.testing import ScriptedDecider
 
 NS = ("memories", "u1")
 MEMORIES = {
@@ -203,7 +204,7 @@ def test_a_batch_mixing_gated_searches_and_other_ops(inner):
 
 
 def test_pages_are_pages_of_the_kept_items(inner):
-    gated = GatedStore(inner, decider=AlwaysOpen())
+    gated = GatedStore(inner, decider=ScriptedDecider.always_open())
     full = [i.key for i in inner.search(NS, query=DRINK, limit=8)]
     paged = [i.key for offset in (0, 3, 6) for i in gated.search(NS, query=DRINK, limit=3, offset=offset)]
     assert paged == full
@@ -241,7 +242,7 @@ async def test_async_searches_are_gated_the_same_way(inner):
     )
     assert hello == [] and listing and [i.key for i in drink] == sync_keys
     assert [op.query for op in inner.searches() if op.query] == [DRINK]
-    failing = GatedStore(FailingSearches(), decider=AlwaysOpen())
+    failing = GatedStore(FailingSearches(), decider=ScriptedDecider.always_open())
     assert await failing.asearch(NS, query=DRINK) == []
     assert failing.stats.errors_by_kind == {"store:unavailable": 1}
 
@@ -306,15 +307,6 @@ async def test_an_async_state_graph_too(inner):
 # ---- over LangGraph's PostgresStore on the real PostgreSQL ------------------------------------
 
 
-class AlwaysOpen:
-    """Opens the gate and keeps every record."""
-
-    name = "always-open"
-
-    def ask(self, state, questions):
-        return {k: 1.0 for k in questions}
-
-
 @pytest.fixture
 def pg_database(pg_url):
     """A database of its own on the session's PostgreSQL (LangGraph's tables have fixed names)."""
@@ -342,9 +334,8 @@ def test_over_langgraphs_postgres_store(pg_database, minilm):
         assert "decaf" in [i.key for i in kept] and len(kept) < len(stock)
         assert not {"veg", "yvr", "dog", "python"} & {i.key for i in kept}
         assert GatedStore(pg, decider=None).search(NS, query=DRINK, limit=5) == stock
-        assert [i.key for i in GatedStore(pg, decider=AlwaysOpen()).search(NS, query=DRINK, limit=5)] == [
-            i.key for i in stock
-        ]
+        always_open = GatedStore(pg, decider=ScriptedDecider.always_open())
+        assert [i.key for i in always_open.search(NS, query=DRINK, limit=5)] == [i.key for i in stock]
         gated.put(NS, "tea", {"text": "Green tea in the afternoon."})
         assert pg.get(NS, "tea").value == {"text": "Green tea in the afternoon."}
 
@@ -360,9 +351,10 @@ async def test_over_langgraphs_async_postgres_store(pg_database, minilm):
         assert await gated.asearch(NS, query="Hello!") == []
         kept = await gated.asearch(NS, query=DRINK, limit=5)
         assert "decaf" in [i.key for i in kept] and "veg" not in [i.key for i in kept]
-        assert [
-            i.key for i in await GatedStore(pg, decider=AlwaysOpen()).asearch(NS, query=DRINK, limit=4)
-        ] == [i.key for i in await pg.asearch(NS, query=DRINK, limit=4)]
+        always_open = GatedStore(pg, decider=ScriptedDecider.always_open())
+        assert [i.key for i in await always_open.asearch(NS, query=DRINK, limit=4)] == [
+            i.key for i in await pg.asearch(NS, query=DRINK, limit=4)
+        ]
 
 
 # ---- recallwise's stores as a LangGraph BaseStore: the conformance suite, where it applies -------

@@ -30,7 +30,15 @@ os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="recallwise-mem0-"))
 mem0 = pytest.importorskip("mem0")
 
 from cli_runner import run_cli  # noqa: E402
-from recallwise import InvalidIdError, RecallPolicy, UsageError  # noqa: E402
+from recallwise import (  # noqa: E402
+    InvalidIdError,
+    LimitOptions,
+    RecallOptions,
+    RecallPolicy,
+    ReliabilityOptions,
+    SearchOptions,
+    UsageError,
+)
 from recallwise.demo import persona_records  # noqa: E402
 from recallwise.embeddings import HashingEmbedder  # noqa: E402
 from recallwise.integrations.mem0 import (  # noqa: E402
@@ -331,7 +339,8 @@ def test_drink_keeps_the_coffee_drops_the_seat_with_mem0s_own_items(persona_memo
 
 
 def test_at_most_max_records_and_top_k(persona_memory):
-    gated = GatedMem0(persona_memory, decider=ScriptedDecider.always_open(), max_records=2)
+    two = RecallOptions(limits=LimitOptions(max_records=2))
+    gated = GatedMem0(persona_memory, decider=ScriptedDecider.always_open(), options=two)
     assert len(gated.search(DRINK, filters={"user_id": ACTOR}, top_k=10)["results"]) == 2
     gated = GatedMem0(persona_memory, decider=ScriptedDecider.always_open())
     assert len(gated.search(DRINK, filters={"user_id": ACTOR}, top_k=3)["results"]) == 3
@@ -436,7 +445,9 @@ def test_a_slow_mem0_is_given_up(persona_memory):
         return search(*args, **kwargs)
 
     persona_memory.vector_store.search = slow
-    gated = GatedMem0(persona_memory, store_timeout_s=0.2)
+    gated = GatedMem0(
+        persona_memory, options=RecallOptions(reliability=ReliabilityOptions(store_timeout_s=0.2))
+    )
     assert gated.search(DRINK, filters={"user_id": ACTOR}, top_k=10) == {"results": []}
     assert gated.stats.errors_by_kind == {"store:timeout": 1}
 
@@ -474,7 +485,7 @@ def test_wrong_memory_types_are_refused(make_memory, hashing):
     with pytest.raises(TypeError, match="GatedMem0"):
         AsyncGatedMem0(make_memory(hashing))
     with pytest.raises(UsageError, match="top_k"):
-        GatedMem0(make_memory(hashing), top_k=5)
+        GatedMem0(make_memory(hashing), options=RecallOptions(search=SearchOptions(top_k=5)))
 
 
 async def test_async_drop_in_gates_and_judges(make_memory, minilm):

@@ -15,6 +15,7 @@ from recallwise import RecallPolicy  # noqa: E402
 from recallwise.demo import DEMO_NAMESPACES, seed_persona  # noqa: E402
 from recallwise.errors import DeciderUnavailable  # noqa: E402
 from recallwise.integrations.strands import RecallHook, RecallSessionManager, user_text  # noqa: E402
+from recallwise.testing import ScriptedDecider  # noqa: E402
 from scripted_model import ScriptedModel  # noqa: E402
 
 DRINK = "I'd like a drink, what should I get?"
@@ -110,13 +111,11 @@ def test_a_session_manager_never_persists_the_context(policy, tmp_path):
 
 
 def test_a_failing_decider_fails_open_and_is_counted(persona_store):
-    class Down:
-        name = "down"
-
-        def ask(self, state, questions):
-            raise DeciderUnavailable("connection refused")
-
-    policy = RecallPolicy(persona_store, decider=Down(), namespaces=DEMO_NAMESPACES)
+    policy = RecallPolicy(
+        persona_store,
+        decider=ScriptedDecider.failing(DeciderUnavailable("connection refused")),
+        namespaces=DEMO_NAMESPACES,
+    )
     model = ScriptedModel()
     Agent(model=model, hooks=[RecallHook(policy, actor_id="demo_user")], callback_handler=None)("Hello!")
     assert "<user_context>" in model.last_user_text()  # fail open: retrieve and keep everything

@@ -21,7 +21,13 @@ from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import _has_method
 from strands.vended_memory_stores.test_memory_store import TestMemoryStore
 
-from recallwise import RecallStats
+from recallwise import (
+    RecallOptions,
+    RecallStats,
+    ReliabilityOptions,
+    SearchOptions,
+    ThresholdOptions,
+)
 from recallwise.errors import UsageError
 from recallwise.integrations import GatedMemoryStore as LazyGatedMemoryStore
 from recallwise.integrations.strands import (
@@ -167,15 +173,17 @@ async def test_attributes_and_writes_pass_through_to_the_inner_store():
 
 def test_gate_options_are_checked_at_construction():
     with pytest.raises(UsageError, match="MemoryGate sets top_k itself"):
-        MemoryGate(top_k=3)
+        MemoryGate(options=RecallOptions(search=SearchOptions(top_k=3)))
     with pytest.raises(UsageError, match="over_fetch must be a number >= 1"):
         MemoryGate(over_fetch=0.5)
     with pytest.raises(UsageError, match="invalid actor_id 'user/42'"):
         MemoryGate(actor_id="user/42")
     with pytest.raises(UsageError, match="takes the gate's decider"):
         GatedMemoryStore(CountingStore(name="a"), gate=MemoryGate(), decider=None)
-    with pytest.raises((TypeError, UsageError)):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*no_such_option"):
         gated_stores([CountingStore(name="a")], no_such_option=1)
+    with pytest.raises(TypeError, match=r"MemoryGate\(\) got unexpected keyword argument\(s\) keep"):
+        MemoryGate(keep="absolute")  # type: ignore[call-arg]
     with pytest.raises(UsageError, match="already has a store named 'a'"):
         gated_stores([CountingStore(name="a"), CountingStore(name="a")])
 
@@ -245,7 +253,8 @@ def test_the_judge_ranks_across_stores_so_max_entries_keeps_the_best_of_all():
     assert "green tea" not in model.shown() and model.shown().count("Trivia") == 5
 
     first, second = seeded("first", noise), seeded("second", useful)
-    stores = gated_stores([first, second], decider=decider, judge_threshold=0.5, relative_delta=0.5)
+    thresholds = ThresholdOptions(judge=0.5, judge_relative=0.5)
+    stores = gated_stores([first, second], decider=decider, options=RecallOptions(thresholds=thresholds))
     agent, model = agent_over(stores)
     agent(DRINK)
     shown = model.shown()
@@ -314,13 +323,9 @@ async def test_a_failing_inner_store_is_counted_and_the_manager_keeps_its_partia
 
 
 async def test_a_failing_decider_fails_open_and_is_counted():
-    class Down:
-        name = "down"
-
-        def ask(self, state, questions):
-            raise TimeoutError("no answer")
-
-    gated = GatedMemoryStore(seeded("facts", FACTS), decider=Down())
+    gated = GatedMemoryStore(
+        seeded("facts", FACTS), decider=ScriptedDecider.failing(TimeoutError("no answer"))
+    )
     assert len(await gated.search("Lena", {"max_search_results": 3})) == 1  # keep all that came back
     assert gated.gate.stats.errors_by_kind == {"decider:timeout": 1}
     assert gated.gate.report().startswith("ERRORS: 1")
@@ -359,7 +364,8 @@ def test_store_deadline_applies_to_the_inner_search():
             await asyncio.sleep(5)
             return []
 
-    gated = GatedMemoryStore(Hung(), decider=ScriptedDecider.always_open(), store_timeout_s=0.2)
+    deadline = RecallOptions(reliability=ReliabilityOptions(store_timeout_s=0.2))
+    gated = GatedMemoryStore(Hung(), decider=ScriptedDecider.always_open(), options=deadline)
     started = time.perf_counter()
     assert asyncio.run(gated.search(DRINK, {"max_search_results": 3})) == []
     assert time.perf_counter() - started < 2.0
@@ -404,7 +410,7 @@ async def test_the_searcher_serves_the_turn_it_is_awaited_in():
     from recallwise.stores.base import SearchRequest
 
     store = seeded("facts", FACTS)
-    gate = MemoryGate(ScriptedDecider.always_open())
+    gate = MemoryGate(decider=ScriptedDecider.always_open())
     gated = gate.wrap(store)
     vector = gate.searcher.embedder.embed(["Lena?"])[0]
     turn = _Turn("Lena?", {gated.key: gate._ask(gated, {"max_search_results": 2})})
@@ -685,15 +691,3 @@ def test_agentcore_writes_pass_through_the_gate():
     asyncio.run(stores[0].add_messages([message], None))
     assert len(fake.events) == 1 and fake.events[0]["actorId"] == "u1"
     assert "I moved to Lisbon." in json.dumps(fake.events[0]["payload"])
-
-
-def test_the_old_module_path_still_imports_with_a_deprecation_warning() -> None:
-    import importlib
-    import sys
-
-    sys.modules.pop("recallwise.integrations.strands_memory", None)
-    with pytest.warns(DeprecationWarning, match="recallwise.integrations.strands"):
-        old = importlib.import_module("recallwise.integrations.strands_memory")
-    from recallwise.integrations.strands import GatedMemoryStore
-
-    assert old.GatedMemoryStore is GatedMemoryStore

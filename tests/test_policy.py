@@ -1,33 +1,23 @@
+from types import SimpleNamespace
+
 import pytest
 
 import recallwise
 from recallwise import MemoryRecord, RecallPolicy
 from recallwise.policy import CLOSE_TAG, OPEN_TAG
 from recallwise.stores.base import SearchRequest
+from recallwise.testing import ScriptedDecider
 
 R = MemoryRecord
 NS = ["/facts/{actorId}", "/preferences/{actorId}"]
 
 
-class Scripted:
-    """A decider with fixed answers: gate probability and judge probability per record text."""
-
-    name = "scripted"
-
-    def __init__(self, gate=1.0, judge=None, default=0.9):
-        self.gate, self.judge, self.default = gate, judge or {}, default
-        self.calls = []
-
-    def ask(self, state, questions):
-        self.calls.append((state, dict(questions)))
-        out = {}
-        for name, q in questions.items():
-            if name == "gate":
-                out[name] = self.gate
-            else:
-                memory = q["instructions"].split("Memory: ", 1)[1]
-                out[name] = self.judge.get(memory, self.default)
-        return out
+def scripted(
+    gate: float = 1.0, judge: dict[str, float] | None = None, default: float = 0.9
+) -> ScriptedDecider:
+    """Fixed answers: the gate's probability, and each record's by its exact text (else ``default``)."""
+    table = judge or {}
+    return ScriptedDecider(gate=gate, judge=lambda memory: table.get(memory, default))
 
 
 @pytest.fixture
@@ -66,41 +56,34 @@ def test_gate_closed_means_no_search(seeded):
     calls = []
     original = seeded.search
     seeded.search = lambda *a, **k: calls.append(a) or original(*a, **k)
-    p = RecallPolicy(seeded, decider=Scripted(gate=0.1), namespaces=NS)
+    p = RecallPolicy(seeded, decider=scripted(gate=0.1), namespaces=NS)
     r = p.recall("hello", actor_id="u")
     assert r.context == "" and not calls and not r.retrieved
     assert p.stats.gate_closed == 1 and p.stats.retrievals == 0 and p.stats.baseline_retrievals == 1
 
 
 def test_judge_keeps_by_threshold_in_one_call(seeded):
-    d = Scripted(gate=0.9, judge={"prefers green tea": 0.95}, default=0.05)
+    d = scripted(gate=0.9, judge={"prefers green tea": 0.95}, default=0.05)
     p = RecallPolicy(seeded, decider=d, namespaces=NS, judge_threshold=0.5, relative_delta=0.5)
     r = p.recall("what tea?", actor_id="u")
     assert [k.text for k in r.records] == ["prefers green tea"]
     assert r.records[0].judge_p == pytest.approx(0.95)
     assert len(d.calls) == 2  # one gate call, one judge call for all candidates
-    assert len(d.calls[1][1]) == 11  # top_k=10 facts + 1 preference
+    assert len(d.calls[1].questions) == 11  # top_k=10 facts + 1 preference
     assert p.stats.records_dropped == 10
     assert all(c.reason for c in r.trace.candidates)
 
 
 def test_relative_keep_rule(seeded):
     judge = {f"fact number {i} about tea": 0.3 + i * 0.05 for i in range(12)}
-    d = Scripted(judge=judge, default=0.0)
+    d = scripted(judge=judge, default=0.0)
     p = RecallPolicy(seeded, decider=d, namespaces=NS, keep="relative", relative_delta=0.12, top_k=12)
     kept = {k.text for k in p.recall("tea", actor_id="u").records}
     assert kept == {"fact number 11 about tea", "fact number 10 about tea", "fact number 9 about tea"}
 
 
-class Boom:
-    name = "boom"
-
-    def ask(self, state, questions):
-        raise ConnectionError("decider down")
-
-
 def test_decider_failure_fails_open_and_is_counted(seeded):
-    p = RecallPolicy(seeded, decider=Boom(), namespaces=NS)
+    p = RecallPolicy(seeded, decider=ScriptedDecider.failing(ConnectionError("decider down")), namespaces=NS)
     r = p.recall("tea", actor_id="u")
     stock = RecallPolicy(seeded, decider=None, namespaces=NS).recall("tea", actor_id="u")
     assert {k.record.id for k in r.records} == {k.record.id for k in stock.records}
@@ -114,15 +97,10 @@ def test_decider_failure_fails_open_and_is_counted(seeded):
 
 
 def test_judge_failure_alone_fails_open_and_is_counted(seeded):
-    class JudgeBoom:
-        name = "judge-boom"
+    def down(memory):
+        raise ConnectionError("decider down")
 
-        def ask(self, state, questions):
-            if "gate" in questions:
-                return {name: 0.9 for name in questions if name == "gate"}
-            raise ConnectionError("decider down")
-
-    p = RecallPolicy(seeded, decider=JudgeBoom(), namespaces=NS)
+    p = RecallPolicy(seeded, decider=ScriptedDecider(gate=0.9, judge=down), namespaces=NS)
     r = p.recall("tea", actor_id="u")
     stock = RecallPolicy(seeded, decider=None, namespaces=NS).recall("tea", actor_id="u")
     assert {k.record.id for k in r.records} == {k.record.id for k in stock.records}
@@ -131,19 +109,14 @@ def test_judge_failure_alone_fails_open_and_is_counted(seeded):
 
 
 def test_missing_answer_is_an_error_not_a_yes(seeded):
-    class Forgetful:
-        name = "forgetful"
-
-        def ask(self, state, questions):
-            return {}
-
-    p = RecallPolicy(seeded, decider=Forgetful(), namespaces=NS)
+    forgetful = ScriptedDecider(reply=lambda questions: {})
+    p = RecallPolicy(seeded, decider=forgetful, namespaces=NS)
     p.recall("tea", actor_id="u")
     assert p.stats.errors_by_kind == {"decider:bad_response": 1}  # the judge is not asked after
 
 
 def test_out_of_range_probability_is_an_error(seeded):
-    p = RecallPolicy(seeded, decider=Scripted(gate=1.7), namespaces=NS)
+    p = RecallPolicy(seeded, decider=scripted(gate=1.7), namespaces=NS)
     r = p.recall("tea", actor_id="u")
     assert p.stats.decider_errors == 1 and r.trace.gate_open
 
@@ -189,7 +162,7 @@ def test_budgets_bound_the_block(store):
     "message", ["", "   \n", None, [{"image": {"format": "png"}}], {"content": [{"toolResult": {}}]}]
 )
 def test_empty_or_non_text_messages_do_nothing(seeded, message):
-    d = Scripted()
+    d = scripted()
     p = RecallPolicy(seeded, decider=d, namespaces=NS)
     r = p.recall(message, actor_id="u")
     assert r.context == "" and not d.calls and r.trace.skipped
@@ -197,17 +170,17 @@ def test_empty_or_non_text_messages_do_nothing(seeded, message):
 
 
 def test_text_blocks_of_a_message_dict_are_used(seeded):
-    d = Scripted()
+    d = scripted()
     p = RecallPolicy(seeded, decider=d, namespaces=NS)
     p.recall({"role": "user", "content": [{"image": {}}, {"text": "which tea"}]}, actor_id="u")
-    assert d.calls[0][0] == "which tea"
+    assert d.calls[0].state == "which tea"
 
 
 def test_huge_message_is_truncated_for_the_decider_and_said(seeded):
-    d = Scripted()
+    d = scripted()
     p = RecallPolicy(seeded, decider=d, namespaces=NS, max_state_chars=500)
     r = p.recall("tea " * 250_000, actor_id="u")
-    assert len(d.calls[0][0]) == 500
+    assert len(d.calls[0].state) == 500
     assert any("truncated" in n for n in r.trace.notes)
 
 
@@ -226,25 +199,22 @@ def test_default_decider_is_embedded(store):
 
 
 def test_unmeasured_thresholds_are_reported(store):
-    p = RecallPolicy(store, decider=Scripted(), namespaces=NS)
+    p = RecallPolicy(store, decider=scripted(), namespaces=NS)
     assert "scripted:gate" in p.stats.unmeasured_thresholds
     assert "UNMEASURED" in p.stats.report()
 
 
 def test_warm_up_loads_the_embedder_and_the_deciders_wordings_before_the_first_turn(seeded):
-    class Warmable(Scripted):
-        def warm_up(self, questions):
-            self.warmed = sorted(questions)
-
-    decider = Warmable()
+    decider = scripted()
     policy = RecallPolicy(
         seeded, decider=decider, namespaces={"/facts/{actorId}": "facts", "/p/{actorId}": "prefs"}
     )
     calls = seeded.embedder.calls
     policy.warm_up()
-    assert decider.warmed == ["gate", "route"] and decider.calls == []  # nothing asked yet
+    assert decider.warmed == [["gate", "route"]] and decider.calls == []  # nothing asked yet
     assert seeded.embedder.calls == calls + 1
-    RecallPolicy(seeded, decider=Scripted(), namespaces=NS).warm_up()  # no warm_up: fine too
+    plain = SimpleNamespace(name="plain", ask=lambda state, questions: {})
+    RecallPolicy(seeded, decider=plain, namespaces=NS).warm_up()  # a decider with no warm_up: fine too
 
 
 # ---- the store-aware gate ------------------------------------------------------------------
@@ -273,7 +243,7 @@ def named_store(store):
 def test_a_message_naming_what_memory_mentions_opens_a_borderline_gate(
     named_store, message, gate, opens, names
 ):
-    policy = RecallPolicy(named_store, decider=Scripted(gate=gate), namespaces=NS, gate_named_threshold=0.3)
+    policy = RecallPolicy(named_store, decider=scripted(gate=gate), namespaces=NS, gate_named_threshold=0.3)
     recall = policy.recall(message, actor_id="u")
     assert recall.trace.gate_open is opens
     assert recall.trace.names_in_store == names
@@ -283,7 +253,7 @@ def test_a_message_naming_what_memory_mentions_opens_a_borderline_gate(
 
 
 def test_the_store_aware_gate_is_off_where_it_was_never_measured(named_store):
-    policy = RecallPolicy(named_store, decider=Scripted(gate=0.4), namespaces=NS)
+    policy = RecallPolicy(named_store, decider=scripted(gate=0.4), namespaces=NS)
     assert "gate_named" not in policy.thresholds  # no shipped or fitted value for "scripted"
     assert policy.recall("What does Gina's tattoo symbolize?", actor_id="u").trace.gate_open is False
     assert recallwise.RecallPolicy(named_store, namespaces=NS).thresholds["gate_named"] < 0.5  # embedded
@@ -300,7 +270,7 @@ def test_a_store_without_mentions_keeps_the_message_only_gate(named_store):
             return self.inner.search(*args, **kwargs)
 
     policy = RecallPolicy(
-        NoMentions(named_store), decider=Scripted(gate=0.4), namespaces=NS, gate_named_threshold=0.3
+        NoMentions(named_store), decider=scripted(gate=0.4), namespaces=NS, gate_named_threshold=0.3
     )
     assert policy.recall("What does Gina's tattoo symbolize?", actor_id="u").trace.gate_open is False
 
@@ -326,7 +296,7 @@ def test_a_hung_remote_mentions_look_up_is_cut_by_the_store_deadline(named_store
 
     policy = RecallPolicy(
         SlowRemote(named_store),
-        decider=Scripted(gate=0.4),
+        decider=scripted(gate=0.4),
         namespaces=NS,
         gate_named_threshold=0.3,
         store_timeout_s=0.3,

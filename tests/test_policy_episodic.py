@@ -16,25 +16,20 @@ from recallwise.policy import (
     CONVERSATION_WEIGHTS,
     EPISODIC_OPTIONS,
     AdaptiveBudget,
+    KeepOptions,
     RecallOptions,
+    SearchOptions,
 )
 from recallwise.policy.budget import GATED_TOP_K, keep_count
 from recallwise.policy.conversation import log_odds, rescore_by_conversation
+from recallwise.testing import ScriptedDecider
 
 NS = ["/facts/{actorId}", "/preferences/{actorId}"]
 
 
-class Counting:
-    """A real decider double that answers every judge question 0.9 and records each call's size."""
-
-    name = "counting"
-
-    def __init__(self) -> None:
-        self.sizes: list[int] = []
-
-    def ask(self, state, questions):
-        self.sizes.append(len(questions))
-        return {name: 1.0 if name == "gate" else 0.9 for name in questions}
+def counting() -> ScriptedDecider:
+    """Opens the gate and answers every judge question 0.9; ``calls`` say each call's size."""
+    return ScriptedDecider(gate=1.0, judge=0.9, name="counting")
 
 
 def _fill(store, actor: str, per_namespace: int, namespaces=NS, session=None) -> None:
@@ -55,27 +50,27 @@ def test_the_embedded_decider_searches_its_fitted_depth_and_others_search_top_k(
     embedded = RecallPolicy(store, namespaces=NS)  # the default decider: embedded
     assert embedded.search_depth == GATED_TOP_K["embedded"] == 30
     stock = RecallPolicy(store, decider=None, namespaces=NS)
-    other = RecallPolicy(store, decider=Counting(), namespaces=NS)
+    other = RecallPolicy(store, decider=counting(), namespaces=NS)
     assert stock.search_depth == other.search_depth == 10
     recall = other.recall("which tea do I like?", actor_id="u")
     assert len(recall.trace.candidates) == 20
     assert RecallPolicy(store, namespaces=NS, top_k=45).search_depth == 45  # never fewer than top_k
     assert RecallPolicy(store, namespaces=NS, gated_top_k=7).search_depth == 7
     # a turn's own top_k (a framework's page) is searched as asked
-    paged = RecallPolicy(store, decider=Counting(), namespaces=NS, gated_top_k=25)
+    paged = RecallPolicy(store, decider=counting(), namespaces=NS, gated_top_k=25)
     assert len(paged.recall("tea?", actor_id="u", top_k=3).trace.candidates) == 6
     assert len(paged.recall("tea again?", actor_id="u").trace.candidates) == 50
     with pytest.raises(UsageError, match="gated_top_k"):
-        RecallOptions(gated_top_k=0)
+        SearchOptions(gated_top_k=0)
 
 
 def test_a_judge_of_more_than_max_questions_records_is_asked_in_several_calls(store):
     three = [*NS, "/events/{actorId}"]
     _fill(store, "u", 30, namespaces=three)
-    decider = Counting()
+    decider = counting()
     policy = RecallPolicy(store, decider=decider, namespaces=three, gated_top_k=30)
     recall = policy.recall("which tea do I like?", actor_id="u")
-    judged = decider.sizes[1:]  # the first call is the gate's
+    judged = [len(call.questions) for call in decider.calls[1:]]  # the first call is the gate's
     assert sum(judged) == 90 and max(judged) <= MAX_QUESTIONS and len(judged) == 2
     assert not recall.trace.errors
     assert all(c.judge_p == pytest.approx(0.9) for c in recall.trace.candidates)
@@ -117,9 +112,9 @@ def test_the_episodic_options_are_off_by_default_and_are_the_fitted_values():
         "adaptive_budget": ADAPTIVE_BUDGET,
     }
     with pytest.raises(UsageError, match="ConversationWeights or None"):
-        RecallOptions(conversation_rescore=True)  # type: ignore[arg-type]
+        KeepOptions(conversation_rescore=True)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="AdaptiveBudget or None"):
-        RecallOptions(adaptive_budget=5)  # type: ignore[arg-type]
+        KeepOptions(adaptive_budget=5)  # type: ignore[arg-type]
 
 
 def test_rescoring_writes_the_rescored_probability_back_and_the_trace_says_so(episodes):
@@ -189,7 +184,7 @@ def test_records_from_one_session_are_left_as_the_judge_said(real_store):
 
 
 def test_another_judge_is_left_alone_and_the_trace_says_why(episodes):
-    decider = Counting()
+    decider = counting()
     policy = RecallPolicy(episodes, decider=decider, namespaces=["/events/{actorId}"], **EPISODIC_OPTIONS)
     recall = policy.recall("What did Mara do in Lisbon?", actor_id="m")
     assert all(c.judge_p == pytest.approx(0.9) for c in recall.trace.candidates)

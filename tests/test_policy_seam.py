@@ -16,11 +16,12 @@ from recallwise.deciders import BaseDecider, Capabilities, DecisionHints, Reply,
 from recallwise.deciders.questions import Question
 from recallwise.embeddings.hashing import HashingEmbedder
 from recallwise.errors import DeciderError, UsageError
-from recallwise.policy import DecisionLog, RecallOptions, RecallPolicy, Thresholds
+from recallwise.policy import DecisionLog, RecallOptions, RecallPolicy, SearchOptions, Thresholds
 from recallwise.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
+from recallwise.policy.log import LOG_SCHEMA_VERSION
 from recallwise.records import MemoryRecord, SearchHit
-from recallwise.stores import SQLiteStore
 from recallwise.stores.base import SearchRequest
+from recallwise.testing import ScriptedDecider
 
 EMBEDDER = HashingEmbedder(64)
 FACTS = {
@@ -71,25 +72,15 @@ class AsyncMemory(ForeignMemory):
         return [_hit(request.namespace, key, 0.6, vector=True) for key in FACTS][: request.top_k]
 
 
-class Scripted:
+def drinks() -> ScriptedDecider:
     """A plain user decider: opens the gate and keeps only the drink record."""
-
-    name = "scripted"
-
-    def __init__(self) -> None:
-        self.states: list[str] = []
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Any]:
-        self.states.append(state)
-        return {
-            k: (0.9 if "decaf" in q["instructions"] or k == "gate" else 0.1) for k, q in questions.items()
-        }
+    return ScriptedDecider(gate=0.9, judge=lambda memory: 0.9 if "decaf" in memory else 0.1)
 
 
 def test_a_foreign_memory_needs_only_the_searcher_seam() -> None:
     memory = ForeignMemory()
     assert isinstance(memory, recallwise.Searcher) and not isinstance(memory, recallwise.MemoryStore)
-    policy = RecallPolicy(memory, decider=Scripted(), namespaces=["notes"], gate_threshold=0.5)
+    policy = RecallPolicy(memory, decider=drinks(), namespaces=["notes"], gate_threshold=0.5)
     recall = policy.recall("What should I drink?", actor_id="u1")
     assert memory.calls == [("notes", "What should I drink?")]
     assert [k.record.id for k in recall.records] == ["drinks"]
@@ -97,52 +88,9 @@ def test_a_foreign_memory_needs_only_the_searcher_seam() -> None:
     policy.close()
 
 
-class OldSignatureMemory:
-    """A searcher written to the signature before SearchRequest."""
-
-    local = True
-
-    def __init__(self) -> None:
-        self.embedder = EMBEDDER
-        self.calls: list[tuple[str, int, str | None, str | None, dict[str, Any]]] = []
-
-    def search(
-        self, namespace: str, query: Any, top_k: int = 10, *, actor_id: str | None = None, **kwargs: Any
-    ) -> list[SearchHit]:
-        self.calls.append((namespace, top_k, actor_id, kwargs.pop("text", None), kwargs))
-        return [_hit(namespace, key, 0.6, vector=False) for key in FACTS][:top_k]
-
-
-def test_a_searcher_with_the_old_signature_is_adapted_with_a_deprecation_warning() -> None:
-    memory = OldSignatureMemory()
-    with pytest.warns(
-        DeprecationWarning, match=r"OldSignatureMemory\.search\(namespace, query, top_k.*SearchRequest"
-    ):
-        policy = RecallPolicy(memory, decider=Scripted(), namespaces=["notes"], gate_threshold=0.5, top_k=3)
-    recall = policy.recall("What should I drink?", actor_id="u1")
-    # called as it always was: positional namespace, query and top_k; the mode passed when hybrid
-    assert memory.calls == [("notes", 3, "u1", "What should I drink?", {"mode": "hybrid"})]
-    with pytest.warns(DeprecationWarning, match="old Searcher signature"):
-        dense = RecallPolicy(memory, decider=None, namespaces=["notes"], top_k=2)  # stock: dense
-    dense.recall("What should I drink?", actor_id="u1")
-    assert memory.calls[-1] == ("notes", 2, "u1", "What should I drink?", {})
-    dense.close()
-    assert [k.record.id for k in recall.records] == ["drinks"]
-    policy.close()
-
-
-def test_a_store_called_the_old_way_warns_and_answers_the_same() -> None:
-    store = SQLiteStore("sqlite://:memory:", embedder=EMBEDDER)
-    store.add_records([MemoryRecord(actor_id="u1", namespace="n", text=t, id=k) for k, t in FACTS.items()])
-    new = store.search(SearchRequest("n", "decaf flat white", 2, actor_id="u1"))
-    with pytest.warns(DeprecationWarning, match="pass SearchRequest"):
-        old = store.search("n", "decaf flat white", 2, actor_id="u1")
-    assert [h.record.id for h in old] == [h.record.id for h in new] and len(new) == 2
-    with pytest.raises(UsageError, match="SearchRequest alone"):
-        store.search(SearchRequest("n", "x"), "x")  # type: ignore[arg-type]
+def test_an_unknown_search_mode_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown search mode 'sparse'"):
         SearchRequest("n", "x", mode="sparse")  # type: ignore[arg-type]
-    store.close()
 
 
 def test_search_extensions_reach_every_search_of_the_turn() -> None:
@@ -153,7 +101,7 @@ def test_search_extensions_reach_every_search_of_the_turn() -> None:
             seen.append((request.namespace, request.extensions.get("scope")))
             return super().search(request)
 
-    policy = RecallPolicy(Scoped(), decider=Scripted(), namespaces=["a", "b"], gate_threshold=0.5)
+    policy = RecallPolicy(Scoped(), decider=drinks(), namespaces=["a", "b"], gate_threshold=0.5)
     policy.recall("What should I drink?", actor_id="u1", extensions={"scope": "turn-1"})
     policy.recall("What should I drink?", actor_id="u1")
     assert seen == [("a", "turn-1"), ("b", "turn-1"), ("a", None), ("b", None)]
@@ -175,7 +123,7 @@ def test_a_failing_foreign_memory_is_counted_by_its_code_and_injects_nothing() -
     class Throttled(Exception):
         code = "ThrottlingException"
 
-    policy = RecallPolicy(ForeignMemory(fail=Throttled("slow down")), decider=Scripted(), namespaces=["n"])
+    policy = RecallPolicy(ForeignMemory(fail=Throttled("slow down")), decider=drinks(), namespaces=["n"])
     recall = policy.recall("What should I drink?", actor_id="u1")
     assert recall.context == ""
     assert policy.stats.errors_by_kind == {"store:ThrottlingException": 1}
@@ -186,7 +134,7 @@ def test_a_failing_foreign_memory_is_counted_by_its_code_and_injects_nothing() -
 
 def test_arecall_awaits_a_natively_async_memory() -> None:
     memory = AsyncMemory()
-    policy = RecallPolicy(memory, decider=Scripted(), namespaces=["a", "b"], gate_threshold=0.5)
+    policy = RecallPolicy(memory, decider=drinks(), namespaces=["a", "b"], gate_threshold=0.5)
     recall = asyncio.run(policy.arecall("What should I drink?", actor_id="u1"))
     assert memory.async_calls == 2 and memory.calls == []
     assert {k.record.id for k in recall.records} == {"drinks"}
@@ -195,7 +143,7 @@ def test_arecall_awaits_a_natively_async_memory() -> None:
 
 def test_a_slow_async_memory_hits_the_store_deadline() -> None:
     memory = AsyncMemory(delay_s=5.0)
-    policy = RecallPolicy(memory, decider=Scripted(), namespaces=["a"], store_timeout_s=0.2)
+    policy = RecallPolicy(memory, decider=drinks(), namespaces=["a"], store_timeout_s=0.2)
     recall = asyncio.run(policy.arecall("What should I drink?", actor_id="u1"))
     assert recall.context == ""
     assert policy.stats.errors_by_kind == {"store:timeout": 1}
@@ -206,14 +154,16 @@ def test_options_are_checked_and_readable() -> None:
     with pytest.raises(UsageError, match="unknown RecallPolicy option"):
         RecallPolicy(ForeignMemory(), decider=None, namespaces=["n"], top_kk=3)
     with pytest.raises(UsageError, match="top_k"):
-        RecallOptions(top_k=0)
-    policy = RecallPolicy(ForeignMemory(), decider=None, namespaces=["n"], options=RecallOptions(top_k=2))
-    assert policy.top_k == 2 and policy.options.search.top_k == 2
+        SearchOptions(top_k=0)
+    options = RecallOptions(search=SearchOptions(top_k=2))
+    policy = RecallPolicy(ForeignMemory(), decider=None, namespaces=["n"], options=options)
+    assert policy.options.search.top_k == 2
     policy.close()
 
 
 class FixedGate(BaseDecider):
-    """A backend on the base class: implements only ``_answer``."""
+    """A backend on the base class: implements only ``_answer``. Private, not a shipped double: the
+    base class (validate, cut, parse, account once) is what these tests are about."""
 
     name = "fixedgate"
     capabilities = Capabilities(local=True)
@@ -271,24 +221,12 @@ def test_the_base_class_validates_cuts_parses_and_accounts_once() -> None:
 
 
 def test_a_foreign_decider_that_raises_or_answers_garbage_becomes_a_typed_error() -> None:
-    class Broken:
-        name = "broken"
-
-        def ask(self, state: str, questions: Mapping[str, Any]) -> Any:
-            raise ConnectionResetError("peer went away")
-
-    class Garbage:
-        name = "garbage"
-
-        def ask(self, state: str, questions: Mapping[str, Any]) -> Any:
-            return {"gate": 7}
-
     question = {"gate": {"type": "noul", "instructions": "?"}}
     with pytest.raises(DeciderError) as broken:
-        as_decider(Broken()).decide("hi", question)
+        as_decider(ScriptedDecider.failing(ConnectionResetError("peer went away"))).decide("hi", question)
     assert broken.value.kind == "unavailable"
     with pytest.raises(DeciderError, match="outside"):
-        as_decider(Garbage()).decide("hi", question)
+        as_decider(ScriptedDecider(gate=7)).decide("hi", question)
     with pytest.raises(UsageError, match="not a decider"):
         as_decider(object())
 
@@ -297,7 +235,7 @@ def test_the_decision_log_records_its_schema_and_refuses_a_newer_one(tmp_path: P
     path = tmp_path / "log.db"
     DecisionLog(path).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == LOG_SCHEMA_VERSION
         conn.execute("PRAGMA user_version = 7")
     with pytest.raises(UsageError, match="schema version 7"):
         DecisionLog(path)
@@ -310,14 +248,10 @@ def test_the_version_comes_from_the_package_metadata() -> None:
 
 
 def test_a_turn_can_ask_for_its_own_namespaces_page_size_and_cap() -> None:
-    class KeepAll:
-        name = "keepall"
-
-        def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Any]:
-            return dict.fromkeys(questions, 0.9)
-
     memory = ForeignMemory()
-    policy = RecallPolicy(memory, decider=KeepAll(), namespaces=["default"], gate_threshold=0.5)
+    policy = RecallPolicy(
+        memory, decider=ScriptedDecider(0.9, 0.9), namespaces=["default"], gate_threshold=0.5
+    )
     recall = policy.recall("drinks?", actor_id="u1", namespaces=["page-7"], top_k=2, max_records=1)
     assert memory.calls == [("page-7", "drinks?")]
     assert len(recall.trace.candidates) == 2 and len(recall.records) == 1

@@ -129,7 +129,12 @@ def _read_until(process: subprocess.Popen[str], prefix: str, timeout: float = 60
 def _kill(process: subprocess.Popen[str]) -> list[str]:
     """SIGKILL, then the lines the writer had printed (what it had committed)."""
     os.kill(process.pid, signal.SIGKILL)
-    out, _ = process.communicate(timeout=30)
+    assert process.stdout is not None and process.stderr is not None
+    # read through the text wrapper: readline() may hold lines in its buffer already, which
+    # communicate() (reading the pipe's descriptor) would never see
+    out = process.stdout.read()
+    process.stderr.read()
+    process.wait(timeout=30)
     assert process.returncode == -signal.SIGKILL
     return out.split("\n")
 

@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from recallwise.errors import StoreError
 from recallwise.policy.stats import RecallStats
 from recallwise.stores import SQLiteStore
 from recallwise.stores.base import SearchRequest
+from recallwise.testing import ScriptedDecider
 from wire_servers import WireFake, systemone_fake, systemone_server
 
 NS = ["/facts/{actorId}"]
@@ -96,7 +97,7 @@ def test_decider_down_connection_refused_fails_open_within_budget(seeded: SQLite
     recall, elapsed = _timed_recall(policy)
     _assert_failed_open(recall)
     # One failure per turn: after the gate failed, the judge is not asked.
-    assert elapsed < policy.decider_timeout_s + MARGIN_S
+    assert elapsed < policy.options.reliability.decider_timeout_s + MARGIN_S
     assert policy.stats.errors_by_kind == {"decider:unavailable": 1}
     assert any("cannot connect" in e for e in recall.trace.errors)
     assert any("gate failed open" in n for n in recall.trace.notes)
@@ -114,7 +115,9 @@ def test_slow_decider_is_cut_off_by_the_policy_deadline(seeded: SQLiteStore, s1_
     policy = RecallPolicy(seeded, decider=decider, namespaces=NS, decider_timeout_s=0.5)
     recall, elapsed = _timed_recall(policy)
     _assert_failed_open(recall)
-    bound = policy.decider_timeout_s + MARGIN_S  # one deadline: the judge is not asked after it
+    bound = (
+        policy.options.reliability.decider_timeout_s + MARGIN_S
+    )  # one deadline: the judge is not asked after it
     assert elapsed < bound < sleep_s
     assert policy.stats.errors_by_kind == {"decider:timeout": 1}
     assert any("no answer within 0.5 s" in e for e in recall.trace.errors)
@@ -153,24 +156,12 @@ def test_garbage_on_the_wire_fails_open_as_a_bad_response(
     policy = RecallPolicy(seeded, decider=decider, namespaces=NS, decider_timeout_s=2.0)
     recall, elapsed = _timed_recall(policy)
     _assert_failed_open(recall)
-    assert elapsed < policy.decider_timeout_s + MARGIN_S
+    assert elapsed < policy.options.reliability.decider_timeout_s + MARGIN_S
     assert policy.stats.errors_by_kind == {"decider:bad_response": 1}
     assert any(message in e for e in recall.trace.errors), recall.trace.errors
     _assert_reported_first(policy.stats, "decider:bad_response x1")
     policy.close()
     decider.close()
-
-
-class Garbage:
-    """A remote-looking decider (called through the pool) that answers ``answer(questions)``."""
-
-    name = "garbage"
-
-    def __init__(self, answer: Any) -> None:
-        self.answer = answer
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> Any:
-        return self.answer(questions)
 
 
 @pytest.mark.parametrize(
@@ -191,7 +182,7 @@ class Garbage:
     ],
 )
 def test_garbage_answers_fail_open_as_a_bad_response(seeded: SQLiteStore, label: str, answer: Any) -> None:
-    policy = RecallPolicy(seeded, decider=Garbage(answer), namespaces=NS)
+    policy = RecallPolicy(seeded, decider=ScriptedDecider(reply=answer), namespaces=NS)
     recall, _ = _timed_recall(policy)
     _assert_failed_open(recall)
     assert policy.stats.errors_by_kind == {"decider:bad_response": 1}, label
@@ -199,17 +190,13 @@ def test_garbage_answers_fail_open_as_a_bad_response(seeded: SQLiteStore, label:
 
 
 def test_a_decider_raising_anything_fails_open_with_its_kind(seeded: SQLiteStore) -> None:
-    class Raising:
-        name = "raising"
-        local = True
+    errors: list[BaseException] = [ConnectionRefusedError("refused"), TimeoutError("slow")]
 
-        def __init__(self) -> None:
-            self.errors: list[BaseException] = [ConnectionRefusedError("refused"), TimeoutError("slow")]
+    def gate(message: str) -> float:
+        raise errors.pop(0) if errors else KeyError("bug in a user's decider")
 
-        def ask(self, state: str, questions: Mapping[str, Any]) -> Any:
-            raise self.errors.pop(0) if self.errors else KeyError("bug in a user's decider")
-
-    policy = RecallPolicy(seeded, decider=Raising(), namespaces=NS, breaker_threshold=10)
+    raising = ScriptedDecider(gate=gate, local=True)
+    policy = RecallPolicy(seeded, decider=raising, namespaces=NS, breaker_threshold=10)
     for _ in range(3):
         _assert_failed_open(_timed_recall(policy)[0])
     assert policy.stats.errors_by_kind == {"decider:unavailable": 1, "decider:timeout": 1, "decider:error": 1}
@@ -218,7 +205,7 @@ def test_a_decider_raising_anything_fails_open_with_its_kind(seeded: SQLiteStore
 def test_an_answer_object_of_the_wrong_type_fails_open(seeded: SQLiteStore) -> None:
     from recallwise.deciders.questions import ChoiceAnswer
 
-    wrong = Garbage(lambda qs: {q: ChoiceAnswer("yes", {"yes": 1.0}, 1.0) for q in qs})
+    wrong = ScriptedDecider(reply=lambda qs: {q: ChoiceAnswer("yes", {"yes": 1.0}, 1.0) for q in qs})
     policy = RecallPolicy(seeded, decider=wrong, namespaces=NS)
     recall, _ = _timed_recall(policy)
     _assert_failed_open(recall)
@@ -239,29 +226,8 @@ async def test_arecall_fails_open_too(seeded: SQLiteStore) -> None:
 # ---- the circuit breaker -----------------------------------------------------------------
 
 
-class Counting:
-    """A remote decider that counts calls; ``down`` makes it refuse, ``block`` makes it wait."""
-
-    name = "counting"
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.down = True
-        self.block: threading.Event | None = None
-        self._lock = threading.Lock()
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, float]:
-        with self._lock:
-            self.calls += 1
-        if self.block is not None:
-            self.block.wait(10)
-        if self.down:
-            raise ConnectionRefusedError("connection refused")
-        return dict.fromkeys(questions, 0.9)
-
-
 def test_breaker_stops_calling_a_dead_decider_and_says_so(seeded: SQLiteStore) -> None:
-    decider = Counting()
+    decider = ScriptedDecider(0.9, 0.9, error=ConnectionRefusedError("connection refused"))
     cooldown = 1.0  # long enough that the 7 turns below all fall inside it, even on a loaded machine
     policy = RecallPolicy(
         seeded, decider=decider, namespaces=NS, breaker_threshold=3, breaker_cooldown_s=cooldown
@@ -269,14 +235,14 @@ def test_breaker_stops_calling_a_dead_decider_and_says_so(seeded: SQLiteStore) -
     first, _ = _timed_recall(policy)  # the gate fails; the judge is not asked after it
     _timed_recall(policy)
     third, _ = _timed_recall(policy)  # the 3rd failure opens the circuit
-    assert decider.calls == 3 and policy.breaker.state == "open"
+    assert len(decider.calls) == 3 and policy.breaker.state == "open"
     assert not any("circuit open" in e for e in third.trace.errors)
     for _ in range(5):
         recall, _ = _timed_recall(policy)
         _assert_failed_open(recall)  # still retrieves and keeps everything
         assert any("circuit open" in e for e in recall.trace.errors)
         assert "gate: decider skipped (circuit open), failing open" in recall.trace.notes
-    assert decider.calls == 3  # not called while open
+    assert len(decider.calls) == 3  # not called while open
     assert policy.stats.errors_by_kind["decider:unavailable"] == 3
     assert policy.stats.errors_by_kind["decider:circuit_open"] == 5  # once per turn
     _assert_reported_first(policy.stats, "decider:circuit_open")
@@ -285,43 +251,50 @@ def test_breaker_stops_calling_a_dead_decider_and_says_so(seeded: SQLiteStore) -
     # After the cool-down one trial call goes through; it fails, so the circuit opens again.
     time.sleep(cooldown * 1.5)
     _timed_recall(policy)
-    assert decider.calls == 4 and policy.breaker.state == "open"
+    assert len(decider.calls) == 4 and policy.breaker.state == "open"
     _timed_recall(policy)
-    assert decider.calls == 4
+    assert len(decider.calls) == 4
 
     # The decider comes back: the next trial closes the circuit and calls resume.
-    decider.down = False
+    decider.error = None  # back up
     time.sleep(cooldown * 1.5)
     healed, _ = _timed_recall(policy)
-    assert decider.calls == 6 and policy.breaker.state == "closed"  # gate trial + judge
+    assert len(decider.calls) == 6 and policy.breaker.state == "closed"  # gate trial + judge
     assert healed.trace.errors == [] and healed.trace.keep_rule != "fail open: keep all"
     _timed_recall(policy, "another question about tea")
-    assert decider.calls == 8
+    assert len(decider.calls) == 8
     policy.close()
 
 
 def test_half_open_lets_one_trial_through_while_others_fail_open(seeded: SQLiteStore) -> None:
-    decider = Counting()
+    release = threading.Event()
+    release.set()
+
+    def gate(message: str) -> float:  # refuses; while ``release`` is clear, only after waiting for it
+        release.wait(10)
+        raise ConnectionRefusedError("connection refused")
+
+    decider = ScriptedDecider(gate=gate)
     policy = RecallPolicy(
         seeded, decider=decider, namespaces=NS, breaker_threshold=1, breaker_cooldown_s=0.2, cache_size=0
     )
     _timed_recall(policy)
-    assert policy.breaker.state == "open" and decider.calls == 1
+    assert policy.breaker.state == "open" and len(decider.calls) == 1
     time.sleep(0.3)
-    decider.block = threading.Event()
+    release.clear()
     results: list[Any] = []
     trial = threading.Thread(target=lambda: results.append(_timed_recall(policy)[0]))
     trial.start()
     deadline = time.monotonic() + 5
-    while decider.calls < 2 and time.monotonic() < deadline:
+    while len(decider.calls) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert decider.calls == 2  # the trial is in flight
+    assert len(decider.calls) == 2  # the trial is in flight
     others = [_timed_recall(policy, f"tea question {i}")[0] for i in range(5)]
-    assert decider.calls == 2  # nobody else reached the decider during the trial
+    assert len(decider.calls) == 2  # nobody else reached the decider during the trial
     for recall in others:
         _assert_failed_open(recall)
         assert any("circuit open" in e for e in recall.trace.errors)
-    decider.block.set()
+    release.set()
     trial.join(10)
     _assert_failed_open(results[0])
     policy.close()
@@ -345,7 +318,7 @@ def test_breaker_saves_the_timeout_on_every_turn(seeded: SQLiteStore, s1_server:
     for _ in range(10):
         recall, elapsed = _timed_recall(policy)
         _assert_failed_open(recall)
-        assert elapsed < policy.decider_timeout_s + MARGIN_S
+        assert elapsed < policy.options.reliability.decider_timeout_s + MARGIN_S
         assert "gate" not in recall.trace.timings_ms  # no decider call was timed: none was made
     assert s1_server.count == received  # the slow server saw no request while the circuit was open
     assert policy.stats.errors_by_kind == {"decider:timeout": 2, "decider:circuit_open": 10}
@@ -399,7 +372,7 @@ def test_store_down_injects_nothing_and_counts_the_kind(
     policy = RecallPolicy(store, decider=decider, namespaces=NS, gate_threshold=0.0, store_timeout_s=1.0)
     recall, elapsed = _timed_recall(policy)
     assert recall.context == "" and recall.records == []
-    assert elapsed < policy.store_timeout_s + MARGIN_S
+    assert elapsed < policy.options.reliability.store_timeout_s + MARGIN_S
     assert policy.stats.errors_by_kind == {kind: 1}
     assert "store error: nothing injected this turn" in recall.trace.notes
     _assert_reported_first(policy.stats, kind)
@@ -416,7 +389,7 @@ def test_slow_store_is_cut_off_by_the_store_deadline(seeded: SQLiteStore) -> Non
     )
     recall, elapsed = _timed_recall(policy)
     assert recall.context == ""
-    bound = policy.store_timeout_s + MARGIN_S
+    bound = policy.options.reliability.store_timeout_s + MARGIN_S
     assert elapsed < bound < store.sleep_s  # one deadline for every namespace, not one each
     assert policy.stats.errors_by_kind == {"store:timeout": 2}
     assert any("no answer within 0.5 s" in e for e in recall.trace.errors)
@@ -429,7 +402,7 @@ def test_store_breaker_stops_searching_a_dead_store_and_recovers(seeded: SQLiteS
     store.fault = ConnectionRefusedError("connection refused")
     cooldown = 1.0
     policy = RecallPolicy(
-        store, decider=None, namespaces=NS, breaker_threshold=2, breaker_cooldown_s=cooldown
+        store, decider=None, namespaces=NS, breaker_threshold=2, store_breaker_cooldown_s=cooldown
     )
     for _ in range(2):
         _timed_recall(policy)
@@ -503,7 +476,7 @@ def test_a_real_postgres_going_down_mid_session(tmp_path) -> None:
         for _ in range(3):
             recall, elapsed = _timed_recall(policy)
             assert recall.context == ""
-            assert elapsed < policy.store_timeout_s + MARGIN_S
+            assert elapsed < policy.options.reliability.store_timeout_s + MARGIN_S
         assert policy.stats.store_errors == 3
         # a lost server is "unavailable" (or a timeout while the pool reconnects), never a bare
         # "StoreError" that could as well be a refused query
@@ -559,14 +532,12 @@ def test_embedder_failing_injects_nothing_and_is_counted(
     failing_embedder_store: tuple[SQLiteStore, FailingEmbedder], fault: BaseException, kind: str, gated: bool
 ) -> None:
     store, embedder = failing_embedder_store
-    decider = Counting() if gated else None
-    if decider is not None:
-        decider.down = False
+    decider = ScriptedDecider(0.9, 0.9) if gated else None
     policy = RecallPolicy(store, decider=decider, namespaces=NS)
     embedder.fault = fault
     recall, _ = _timed_recall(policy)
     assert recall.context == "" and not recall.trace.namespaces_searched
-    assert decider is None or decider.calls == 0  # nothing to decide on without the query vector
+    assert decider is None or not decider.calls  # nothing to decide on without the query vector
     assert policy.stats.embed_errors == 1 and policy.stats.errors_by_kind == {kind: 1}
     assert recall.trace.errors and recall.trace.errors[0].startswith("embedder:")
     _assert_reported_first(policy.stats, kind)

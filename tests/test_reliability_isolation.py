@@ -12,7 +12,7 @@ isolation), and everything of its own (so the check cannot pass by returning not
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from recallwise.cli import main
 from recallwise.embeddings import HashingEmbedder
 from recallwise.records import resolve_namespace, validate_id
 from recallwise.stores import SQLiteStore
+from recallwise.testing import ScriptedDecider
 
 # ---- ids ---------------------------------------------------------------------------------
 
@@ -161,16 +162,6 @@ def worlds(draw: st.DrawFn) -> dict[str, Any]:
     return {"actors": actors, "rows": rows, "query": query}
 
 
-class AlwaysYes:
-    """A gated decider that opens the gate and keeps every record: the widest gated recall."""
-
-    name = "always-yes"
-    local = True
-
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, float]:
-        return dict.fromkeys(questions, 1.0)
-
-
 def check_isolation(store: Any, world: dict[str, Any]) -> None:
     tag = uuid.uuid4().hex[:10]  # examples share a store; each one lives in its own namespaces
     templates = [
@@ -191,7 +182,10 @@ def check_isolation(store: Any, world: dict[str, Any]) -> None:
         records.append(MemoryRecord(actor_id=actor, namespace=namespace, text=text, id=f"{tag}-{i}"))
     store.add_records(records)
     owner = {r.id: r.actor_id for r in records}
-    for arm, decider in (("stock", None), ("gated", AlwaysYes())):
+    for arm, decider in (
+        ("stock", None),
+        ("gated", ScriptedDecider(1.0, 1.0, local=True, name="always-yes")),
+    ):
         policy = RecallPolicy(
             store,
             decider=decider,

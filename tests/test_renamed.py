@@ -1,4 +1,4 @@
-"""The rename from recallgate: existing users' data and settings keep working, visibly.
+"""The rename from recallgate: data written before it keeps working, visibly.
 
 The files under tests/data/pre_rename/ were written by recallgate 0.1.0 (the last commit before
 the rename): a SQLite store of three records, a decision log of one turn, a threshold config.
@@ -15,8 +15,7 @@ import pytest
 
 import recallwise
 from recallwise import _renamed
-from recallwise._renamed import RenamedWarning, getenv
-from recallwise.cli import main
+from recallwise._renamed import RenamedWarning
 from recallwise.policy.config import read_config
 from recallwise.policy.log import DecisionLog
 
@@ -26,44 +25,6 @@ PRE_RENAME = Path(__file__).parent / "data" / "pre_rename"
 @pytest.fixture(autouse=True)
 def _fresh_notices(monkeypatch):
     monkeypatch.setattr(_renamed, "_warned", set())
-
-
-def test_the_new_variable_wins_and_says_nothing(monkeypatch):
-    monkeypatch.setenv("RECALLWISE_LOG", "new.db")
-    monkeypatch.setenv("RECALLGATE_LOG", "old.db")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert getenv("RECALLWISE_LOG") == "new.db"
-
-
-def test_an_old_variable_is_read_with_one_warning_naming_the_new_one(monkeypatch):
-    monkeypatch.delenv("RECALLWISE_LOG", raising=False)
-    monkeypatch.setenv("RECALLGATE_LOG", "old.db")
-    with pytest.warns(RenamedWarning, match="RECALLGATE_LOG is deprecated.*set RECALLWISE_LOG instead"):
-        assert getenv("RECALLWISE_LOG") == "old.db"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # once only
-        assert getenv("RECALLWISE_LOG") == "old.db"
-
-
-def test_unset_everywhere_is_the_default(monkeypatch):
-    monkeypatch.delenv("RECALLWISE_ONNX_THREADS", raising=False)
-    monkeypatch.delenv("RECALLGATE_ONNX_THREADS", raising=False)
-    assert getenv("RECALLWISE_ONNX_THREADS", "0") == "0"
-    assert getenv("OPENROUTER_API_KEY_NOT_SET_ANYWHERE") is None
-
-
-def test_the_cli_reads_an_old_variable_and_warns_on_one_line(monkeypatch, tmp_path, capsys):
-    monkeypatch.delenv("RECALLWISE_STORE", raising=False)
-    missing = tmp_path / "nowhere.db"
-    monkeypatch.setenv("RECALLGATE_STORE", f"sqlite:///{missing}")
-    code = main(["search", "drink", "--actor", "demo_user"])
-    err = capsys.readouterr().err.splitlines()
-    assert code == 2
-    assert err[0].startswith("recallwise: warning: RECALLGATE_STORE is deprecated")
-    assert "RECALLWISE_STORE" in err[0]
-    assert str(missing) in err[1] and err[1].startswith("recallwise: error:")  # the old value was used
-    assert not missing.exists()
 
 
 def test_a_sqlite_store_written_before_the_rename_opens_unchanged(tmp_path):

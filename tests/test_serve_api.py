@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bad_values import strict_json
 from recallwise.serve.auth import add_key
 from serve_server import persona_server
 
@@ -39,12 +40,13 @@ def local(work):
 @pytest.fixture(scope="module")
 def tenants(work):
     """A server with keys: tenants a and b (both seeded with the persona as 'demo_user'), a
-    recall-only key of a, and an admin key of b."""
+    recall-only key of a, an admin key of b, and an operator's key (/metrics only)."""
     keys = work / "keys.yaml"
     made = {
         "a": add_key(keys, tenant="a", scopes=["recall", "write"], label="a-rw"),
         "a-read": add_key(keys, tenant="a", scopes=["recall"], label="a-ro"),
         "b": add_key(keys, tenant="b", scopes=["recall", "write", "admin"], label="b-admin"),
+        "ops": add_key(keys, tenant="ops", scopes=["operator"], label="ops"),
     }
     with persona_server(work, "tenants", actors=["a:demo_user", "b:demo_user"], keys=keys) as server:
         yield server, made
@@ -129,7 +131,7 @@ def test_an_unknown_actor_gets_nothing(local):
         ({"actor_id": "demo_user"}, 422, "message"),
         ({"actor_id": "demo_user", "message": "hi", "surprise": 1}, 422, "surprise"),
         ({"actor_id": "../etc", "message": "hi"}, 422, "actor_id"),
-        ({"actor_id": "demo_user", "message": "hi", "namespaces": ["/facts/bob"]}, 422, "namespaces"),
+        ({"actor_id": "demo_user", "message": "hi", "namespaces": ["/facts/bob"]}, 422, "namespaces.0"),
         ({"actor_id": "demo_user", "message": "hi", "options": {"top_k": 0}}, 422, "options.top_k"),
         ({"actor_id": "demo_user", "message": "x" * 20_000}, 413, "message"),
     ],
@@ -300,27 +302,78 @@ def test_scopes(tenants):
         assert denied.status_code == 403 and "write" in denied.json()["error"]["message"]
         assert writer.delete("/v1/actors/demo_user").status_code == 403  # forgetting needs admin
         assert writer.get("/metrics").status_code == 403
-    with server.client(keys["b"]) as admin:
-        assert admin.get("/metrics").status_code == 200
+    with server.client(keys["b"]) as admin, server.client(keys["ops"]) as operator:
+        # /metrics counts every tenant's traffic: an operator's, not a tenant admin's
+        assert admin.get("/metrics").status_code == 403
+        assert operator.get("/metrics").status_code == 200
+        assert operator.post("/v1/recall", json={"actor_id": "u", "message": DRINK}).status_code == 403
 
 
-# ---- fuzz: whatever the body, a JSON answer and never a 5xx -------------------------------------------
+# ---- fuzz: whatever the body, a strict-JSON answer and never a 5xx ------------------------------------
+# any text, NUL and lone surrogates included (hypothesis' default alphabet leaves surrogates out)
+any_text = st.text(st.characters(exclude_categories=()), max_size=40)
+# floats include NaN and +-Infinity, which Python's json writes as bare tokens
+scalars = st.none() | st.booleans() | st.integers() | st.floats() | any_text
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4),
     max_leaves=12,
 )
 fields = st.sampled_from(
     ["actor_id", "message", "session_id", "namespaces", "options", "records", "query", "limit"]
 )
-bodies = st.dictionaries(fields, json_values, max_size=5) | json_values
+actors = st.sampled_from(["fuzz", "fuzz.2"]) | any_text
+# bodies shaped like the writes, so hostile values reach the store's side of the service
+record_writes = st.fixed_dictionaries(
+    {
+        "actor_id": actors,
+        "records": st.lists(
+            st.fixed_dictionaries(
+                {"text": any_text},
+                optional={
+                    "namespace": st.sampled_from(["/facts/{actorId}", "/x/{sessionId}"]) | any_text,
+                    "strategy": any_text,
+                    "metadata": st.dictionaries(any_text, json_values, max_size=3),
+                },
+            ),
+            max_size=3,
+        ),
+    }
+)
+event_writes = st.fixed_dictionaries(
+    {"actor_id": actors, "messages": st.lists(st.fixed_dictionaries({"text": any_text}), max_size=3)},
+    optional={"extract": st.booleans(), "session_id": any_text},
+)
+bodies = record_writes | event_writes | st.dictionaries(fields, json_values, max_size=5) | json_values
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(path=st.sampled_from(["/v1/recall", "/v1/records", "/v1/search", "/v1/events"]), body=bodies)
-def test_fuzzed_bodies_never_get_a_5xx(local, path, body):
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    path=st.sampled_from(["/v1/recall", "/v1/records", "/v1/search", "/v1/events", "/v1/judge"]),
+    body=bodies,
+    chunked=st.booleans(),
+    raw_surrogates=st.booleans(),
+    host=st.sampled_from([None, "localhost", "127.0.0.1", "evil.example.com", "rebind.attacker.test:80"]),
+)
+def test_fuzzed_bodies_never_get_a_5xx(local, path, body, chunked, raw_surrogates, host):
+    """NaN / Infinity, NUL, lone surrogates (escaped, or as raw bytes that are not UTF-8), chunked
+    bodies and foreign Host headers: a JSON answer every strict reader accepts, never a 5xx; a
+    foreign Host is refused before anything else (421); a write that was accepted lists back as
+    strict JSON."""
+    text = json.dumps(body, ensure_ascii=not raw_surrogates)
+    data = text.encode("utf-8", "surrogatepass")
+    headers = {"content-type": "application/json"}
+    if host is not None:
+        headers["host"] = host
+    content = (data[i : i + 7] for i in range(0, len(data), 7)) if chunked else data
     with httpx.Client(base_url=local.url, timeout=30) as c:
-        r = c.post(path, content=json.dumps(body), headers={"content-type": "application/json"})
-    assert r.status_code < 500, r.text
-    payload = r.json()
-    assert ("error" in payload) == (r.status_code >= 400)
+        r = c.post(path, content=content, headers=headers)
+        payload = strict_json(r.text)
+        if host is not None and host.split(":")[0] not in ("localhost", "127.0.0.1"):
+            assert r.status_code == 421 and payload["error"]["field"] == "host"
+            return
+        assert r.status_code < 500, r.text
+        assert ("error" in payload) == (r.status_code >= 400)
+        if r.status_code == 200 and path in ("/v1/records", "/v1/events"):
+            listed = c.get("/v1/records", params={"actor_id": body["actor_id"]})
+            assert listed.status_code == 200 and strict_json(listed.text)["total"] >= 0

@@ -15,6 +15,7 @@ from contextlib import ExitStack
 
 import pytest
 
+from bad_values import assert_each_refused_naming_its_field
 from recallwise.demo import seed_persona
 from recallwise.serve.auth import add_key
 from recallwise.stores import open_store
@@ -133,3 +134,31 @@ def test_follow_ups_need_session_affinity(replicas):
             "/v1/recall", json={"actor_id": "demo_user", "session_id": "move", "message": "go on"}
         ).json()
         assert not moved["follow_up"] and moved["records"] == []  # decided on "go on" alone
+
+
+def test_values_no_store_keeps_are_a_422_on_postgresql_and_nothing_is_stored(replicas):
+    """Issue 33, D3: NUL, lone surrogates and NaN used to be a 503 naming the database URL and its
+    statements, after part of the request was stored."""
+    (one, _), keys, url = replicas
+    with one.client(keys["a"]) as c:
+        assert_each_refused_naming_its_field(c, "nul1")
+    with open_store(url) as store:
+        assert store.list_events("a:nul1") == [] and store.list_records(actor_id="a:nul1") == []
+
+
+def test_concurrent_identical_events_through_both_make_one_record(replicas):
+    """Issue 33, D5: ten concurrent writes of one fact, five through each replica, made 8-10
+    records; consolidation now holds the actor's advisory lock."""
+    (one, two), keys, _ = replicas
+
+    def post(i: int) -> int:
+        with (one, two)[i % 2].client(keys["a"]) as c:
+            return c.post(
+                "/v1/events", json={"actor_id": "race", "messages": [{"text": "I live in Porto."}]}
+            ).status_code
+
+    with ThreadPoolExecutor(10) as pool:
+        assert set(pool.map(post, range(10))) == {200}
+    with two.client(keys["a"]) as c:
+        records = c.get("/v1/records", params={"actor_id": "race"}).json()["records"]
+    assert len([r for r in records if "Porto" in r["text"]]) == 1

@@ -7,12 +7,14 @@ session's PostgreSQL) and may open several stores on it, as several workers woul
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from recallwise import DimensionMismatchError, Event, MemoryRecord, UsageError
 from recallwise.embeddings import HashingEmbedder
+from recallwise.errors import InvalidValueError
 from recallwise.stores.base import SearchRequest
 
 R = MemoryRecord
@@ -259,3 +261,76 @@ async def test_async_methods_match_the_sync_ones(store):
     assert [h.record.id for h in hits] == [
         h.record.id for h in store.search(SearchRequest("/f/a", "tea", 5, actor_id="a", text="tea"))
     ]
+
+
+# ---- what no store keeps, and writes that land together ------------------------------------------
+@pytest.mark.parametrize(
+    ("field", "record"),
+    [
+        ("text", R(actor_id="a", namespace="/f/a", text="likes tea\x00.", id="r-bad")),
+        ("namespace", R(actor_id="a", namespace="/f/a\x00", text="likes tea", id="r-bad")),
+        ("metadata.n", R(actor_id="a", namespace="/f/a", text="x", metadata={"n": float("nan")}, id="r-bad")),
+        (
+            "metadata.n.0",
+            R(actor_id="a", namespace="/f/a", text="x", metadata={"n": [float("inf")]}, id="r-bad"),
+        ),
+        (
+            "metadata.s",
+            R(actor_id="a", namespace="/f/a", text="x", metadata={"s": "half \ud83d"}, id="r-bad"),
+        ),
+        ("metadata", R(actor_id="a", namespace="/f/a", text="x", metadata={"k\x00": 1}, id="r-bad")),
+    ],
+)
+def test_values_no_store_keeps_are_refused_naming_the_record(store, field, record):
+    """NUL, a lone surrogate, NaN or Infinity: refused alike by every store, naming the record and
+    the field, before anything of the batch is written (PostgreSQL used to fail half-way)."""
+    good = R(actor_id="a", namespace="/f/a", text="likes coffee")
+    with pytest.raises(InvalidValueError) as refused:
+        store.add_records([good, record])
+    assert refused.value.field == f"record 'r-bad' {field}"
+    assert "r-bad" in str(refused.value)
+    assert store.list_records() == []
+    with pytest.raises(InvalidValueError, match="NUL"):
+        store.create_event(Event(actor_id="a", session_id="s", role="user", text="hi\x00"))
+    assert store.list_events("a") == []
+
+
+def test_a_transaction_lands_whole_or_not_at_all(store):
+    with pytest.raises(RuntimeError), store.transaction("a"):
+        store.create_event(Event(actor_id="a", session_id="s", role="user", text="I live in Rome."))
+        store.add_records([R(actor_id="a", namespace="/f/a", text="Lives in Rome.")])
+        raise RuntimeError("cut in the middle")
+    assert store.list_events("a") == [] and store.list_records() == []
+    with store.transaction("a"):
+        store.create_event(Event(actor_id="a", session_id="s", role="user", text="I live in Porto."))
+        with pytest.raises(InvalidValueError), store.transaction("a"):  # nested: a savepoint
+            store.add_records([R(actor_id="a", namespace="/f/a", text="bad\x00")])
+        store.add_records([R(actor_id="a", namespace="/f/a", text="Lives in Porto.")])
+    assert [e.text for e in store.list_events("a")] == ["I live in Porto."]
+    assert [r.text for r in store.list_records()] == ["Lives in Porto."]
+
+
+def test_read_then_write_of_one_actor_is_serialized(location):
+    """Two workers (connections of their own, as two processes or replicas), four threads each,
+    all adding a fact only when it is absent, inside the actor's transaction: one record."""
+    workers = [location.open() for _ in range(2)]
+    start = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def add_if_absent(store) -> None:
+        try:
+            start.wait()
+            with store.transaction("same"):
+                if not store.list_records("/f/same", actor_id="same"):
+                    time.sleep(0.05)  # between the read and the write: what a racing writer needs
+                    store.add_records([R(actor_id="same", namespace="/f/same", text="Lives in Porto.")])
+        except BaseException as exc:  # re-raised below in the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=add_if_absent, args=(workers[i % 2],)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert [r.text for r in workers[1].list_records("/f/same", actor_id="same")] == ["Lives in Porto."]

@@ -147,3 +147,28 @@ def test_the_report_says_which_modes_switched_on_by_themselves(store: InMemorySt
     )
     assert asked.default_modes == [] and "on by default" not in asked.stats.report()
     assert RecallPolicy(store, decider=None).default_modes == []
+
+
+def test_a_broken_reply_a_local_decider_and_warm_ups(store: InMemoryStore) -> None:
+    broken = ScriptedDecider(reply=lambda questions: dict.fromkeys(questions, "yes"))
+    policy = RecallPolicy(store, decider=broken, namespaces=NS)
+    recall = policy.recall("Hello!", actor_id="u1")
+    assert recall.retrieved and policy.stats.errors_by_kind == {"decider:bad_response": 1}  # fail open
+    local = ScriptedDecider(local=True)
+    assert RecallPolicy(store, decider=local, namespaces=NS).decider.capabilities.local  # type: ignore[union-attr]
+    assert not RecallPolicy(store, decider=ScriptedDecider(), namespaces=NS).decider.capabilities.local  # type: ignore[union-attr]
+    RecallPolicy(store, decider=local, namespaces=NS).warm_up()
+    assert local.warmed == [["gate"]] and not local.calls
+
+
+def test_every_question_about_the_message_gets_the_gates_probability() -> None:
+    # a tuner asks the gate under each candidate wording's own name
+    decider = ScriptedDecider(gate={"Where to?": 0.7})
+    wire = {
+        "shipped": {"type": "noul", "instructions": "Memory?"},
+        "v2": {"type": "noul", "instructions": "?"},
+    }
+    assert decider.ask("Where to?", wire) == {"shipped": 0.7, "v2": 0.7}
+    assert decider.ask("Where to?", {"follow_up": {"type": "noul", "instructions": "?"}}) == {
+        "follow_up": 0.0
+    }

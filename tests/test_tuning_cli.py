@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from recallwise.cli import main
 from recallwise.deciders import available_deciders, register_decider
 from recallwise.policy.config import read_config
+from recallwise.testing import ScriptedDecider
 
 GATE_KEYS = {
     "best_accuracy",
@@ -37,18 +37,9 @@ VALIDATOR_KEYS = {
 }
 
 
-class Counting:
-    """A decider that counts calls (to prove bad input stops the run before any)."""
-
-    name = "counting"
-    calls = 0
-
-    def ask(self, state: str, questions: Any) -> dict[str, Any]:
-        Counting.calls += 1
-        return dict.fromkeys(questions, 0.5)
-
-
-register_decider("counting", lambda **_: Counting())
+#: counts calls (to prove bad input stops the run before any)
+COUNTING = ScriptedDecider(0.5, 0.5, name="counting")
+register_decider("counting", lambda **_: COUNTING)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -104,12 +95,12 @@ def test_bad_labels_stop_before_any_decider_call(
 ) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
-    Counting.calls = 0
+    COUNTING.calls.clear()
     code, out, err = run(capsys, "tune", "gate", "--labels", str(path), "--decider", "counting", "--json")
     assert code == 2 and out == ""
     assert message in err and str(path) in err
     assert "Traceback" not in err and err.count("\n") == 1
-    assert Counting.calls == 0
+    assert not COUNTING.calls
 
 
 def test_bad_candidates_stop_before_any_decider_call(
@@ -119,12 +110,12 @@ def test_bad_candidates_stop_before_any_decider_call(
     path.write_text(
         "good:\n  instructions: Needs the user?\nbad:\n  type: score\n  instructions: How much?\n"
     )
-    Counting.calls = 0
+    COUNTING.calls.clear()
     code, _, err = run(
         capsys, "tune", "gate", "--labels", "builtin:seed", "--candidates", str(path), "--decider", "counting"
     )
     assert code == 2 and "candidate 'bad'" in err and "needs criteria" in err
-    assert Counting.calls == 0
+    assert not COUNTING.calls
 
 
 def test_candidate_file_in_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,7 +140,7 @@ def test_candidate_file_in_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_write_config_needs_the_shipped_wording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"candidates": {"plain": {"instructions": "Needs the user?"}}}))
-    Counting.calls = 0
+    COUNTING.calls.clear()
     code, _, err = run(
         capsys,
         "tune",
@@ -163,7 +154,7 @@ def test_write_config_needs_the_shipped_wording(tmp_path: Path, capsys: pytest.C
         "--write-config",
         str(tmp_path / "t.json"),
     )
-    assert code == 2 and "use: shipped" in err and Counting.calls == 0
+    assert code == 2 and "use: shipped" in err and not COUNTING.calls
 
 
 def test_write_config_records_the_fit_and_its_data(

@@ -11,6 +11,7 @@ import pytest
 from recallwise import MemoryRecord, RecallPolicy
 from recallwise.errors import UsageError
 from recallwise.policy.config import CONFIG_ENV, FittedThreshold, read_config, write_config
+from recallwise.testing import ScriptedDecider
 from recallwise.tuning import parse_labels, tune_gate
 
 # A decider whose gate probability is a fixed property of each message, so the fitted
@@ -35,12 +36,9 @@ LABELS = parse_labels(
 )
 
 
-class FixedGate:
-    name = "fixedgate"
-
-    def ask(self, state: str, questions: Any) -> dict[str, Any]:
-        return {name: (GATE_P[state] if name == "gate" or "Memory:" not in q["instructions"] else 0.9)
-                for name, q in questions.items()}  # fmt: skip
+def fixed_gate() -> ScriptedDecider:
+    """The gate's probability from ``GATE_P`` for every question about the message; records 0.9."""
+    return ScriptedDecider(gate=GATE_P, judge=0.9, name="fixedgate")
 
 
 @pytest.fixture
@@ -54,7 +52,7 @@ def fitted_config(tmp_path: Path) -> Path:
     """The tuner's fit on the user's labels, written as --write-config would write it."""
     from recallwise.tuning import default_candidates
 
-    result = tune_gate(FixedGate(), LABELS, default_candidates("gate")[:1])
+    result = tune_gate(fixed_gate(), LABELS, default_candidates("gate")[:1])
     shipped = result.candidate("shipped")
     assert shipped.metrics["best_accuracy"] == 1.0
     path = tmp_path / "thresholds.json"
@@ -71,8 +69,8 @@ def fitted_config(tmp_path: Path) -> Path:
 
 
 def test_a_fitted_config_changes_what_the_policy_does(store_with_a_fact: Any, fitted_config: Path) -> None:
-    stock_thresholds = RecallPolicy(store_with_a_fact, decider=FixedGate())
-    tuned = RecallPolicy.from_config(fitted_config, store_with_a_fact, decider=FixedGate())
+    stock_thresholds = RecallPolicy(store_with_a_fact, decider=fixed_gate())
+    tuned = RecallPolicy.from_config(fitted_config, store_with_a_fact, decider=fixed_gate())
     assert 0.64 < tuned.thresholds["gate"] < 0.81  # fitted between the classes
     message = "How tall is Everest?"  # p = 0.62: not one of the labelled messages
     before = stock_thresholds.recall(message, actor_id="u")
@@ -92,14 +90,14 @@ def test_the_environment_variable_loads_the_same_config(
     store_with_a_fact: Any, fitted_config: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CONFIG_ENV, str(fitted_config))
-    policy = RecallPolicy(store_with_a_fact, decider=FixedGate())
+    policy = RecallPolicy(store_with_a_fact, decider=fixed_gate())
     assert policy.thresholds["gate"] == read_config(fitted_config).get("fixedgate", "gate").value  # type: ignore[union-attr]
     assert not policy.recall("How tall is Everest?", actor_id="u").trace.gate_open
 
 
 def test_an_explicit_argument_beats_the_config(store_with_a_fact: Any, fitted_config: Path) -> None:
     policy = RecallPolicy.from_config(
-        fitted_config, store_with_a_fact, decider=FixedGate(), gate_threshold=0.3
+        fitted_config, store_with_a_fact, decider=fixed_gate(), gate_threshold=0.3
     )
     assert policy.thresholds["gate"] == 0.3 and policy.threshold_sources["gate"] == "argument"
     assert policy.recall("How tall is Everest?", actor_id="u").trace.gate_open
@@ -108,7 +106,7 @@ def test_an_explicit_argument_beats_the_config(store_with_a_fact: Any, fitted_co
 def test_a_config_for_another_backend_does_not_apply(store_with_a_fact: Any, tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     write_config(path, "sparrow", {"gate": FittedThreshold(0.9, "x", "0" * 64, 10)})
-    policy = RecallPolicy.from_config(path, store_with_a_fact, decider=FixedGate())
+    policy = RecallPolicy.from_config(path, store_with_a_fact, decider=fixed_gate())
     assert policy.thresholds["gate"] == 0.5 and policy.threshold_sources["gate"] == "default"
     assert "fixedgate:gate" in policy.stats.unmeasured_thresholds
 
@@ -151,4 +149,4 @@ def test_bad_configs_name_the_file_and_entry(tmp_path: Path, document: Any, mess
 def test_a_broken_environment_config_is_a_clear_error(store: Any, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "missing.json"))
     with pytest.raises(UsageError, match=f"{CONFIG_ENV}: .*missing.json: no such threshold config"):
-        RecallPolicy(store, decider=FixedGate())
+        RecallPolicy(store, decider=fixed_gate())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -35,18 +35,28 @@ LABELS = parse_labels(
 
 
 class TableDecider:
-    """Answers from a table: noul = p, "opposite" wordings 1 - p, score/choice shaped from p."""
+    """Answers from a table: noul = p, "opposite" wordings 1 - p, score/choice shaped from p; a
+    question whose wording has a ``fail`` marker fails for the states listed under it. Private, not
+    ``recallwise.testing.ScriptedDecider``: how a tuner scores wordings (each candidate's own
+    answers, one broken candidate among good ones) is what these tests are about.
 
-    name = "table"
+    ``p(state, instructions)`` is the table: by default the gate's (``TEXTS``); :func:`judge_table`
+    reads the judge's (``RELEVANCE``)."""
 
-    def __init__(self, fail: Mapping[str, set[str]] | None = None, barrier: threading.Barrier | None = None):
+    def __init__(
+        self,
+        fail: Mapping[str, set[str]] | None = None,
+        barrier: threading.Barrier | None = None,
+        *,
+        p: Callable[[str, str], float] = lambda state, instructions: TEXTS[state][1],
+        name: str = "table",
+    ):
+        self.name = name
+        self.p = p
         self.calls: list[tuple[str, list[str]]] = []
         self.fail = fail or {}
         self.barrier = barrier
         self._lock = threading.Lock()
-
-    def p(self, state: str, instructions: str) -> float:
-        return TEXTS[state][1]
 
     def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
@@ -176,11 +186,13 @@ RELEVANCE = {("q one", f"memory number {i}"): 0.9 - 0.02 * i for i in range(30)}
 RELEVANCE.update({("q two", f"memory number {i}"): 0.1 + 0.02 * i for i in range(30)})
 
 
-class JudgeTable(TableDecider):
-    name = "judge-table"
-
-    def p(self, state: str, instructions: str) -> float:
-        return RELEVANCE[(state, instructions.split("Memory: ", 1)[1])]
+def judge_table(fail: Mapping[str, set[str]] | None = None) -> TableDecider:
+    """A :class:`TableDecider` answering each (query, memory) pair's relevance from ``RELEVANCE``."""
+    return TableDecider(
+        fail,
+        p=lambda state, instructions: RELEVANCE[(state, instructions.split("Memory: ", 1)[1])],
+        name="judge-table",
+    )
 
 
 def cases(n_records: int = 6) -> Any:
@@ -207,7 +219,7 @@ def judge_candidates() -> list[WordingCandidate]:
 
 
 def test_validator_asks_all_of_a_querys_records_in_one_call() -> None:
-    decider = JudgeTable()
+    decider = judge_table()
     result = tune_validator(decider, cases(), judge_candidates())
     assert result.decider_calls == 2 and len(decider.calls) == 2
     assert all(len(names) == 3 * 6 for _, names in decider.calls)
@@ -235,7 +247,7 @@ def test_validator_asks_all_of_a_querys_records_in_one_call() -> None:
 
 
 def test_validator_splits_calls_only_when_the_question_limit_forces_it() -> None:
-    decider = JudgeTable()
+    decider = judge_table()
     result = tune_validator(decider, cases(30), judge_candidates())  # 3 x 30 = 90 questions a query
     assert all(len(names) <= 64 for _, names in decider.calls)
     assert result.decider_calls == 4  # two calls per query
@@ -245,7 +257,7 @@ def test_validator_splits_calls_only_when_the_question_limit_forces_it() -> None
 
 def test_validator_errors_are_counted_per_query() -> None:
     fragile = WordingCandidate("fragile", Question("noul", "FRAGILE"))
-    result = tune_validator(JudgeTable(fail={"FRAGILE": {"q two"}}), cases(), [*judge_candidates(), fragile])
+    result = tune_validator(judge_table(fail={"FRAGILE": {"q two"}}), cases(), [*judge_candidates(), fragile])
     broken = result.candidate("fragile")
     assert broken.errors == 1 and "q two" in broken.error_samples[0]
     assert broken.metrics["mean_auc"] == 1.0  # from the query it answered

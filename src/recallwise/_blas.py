@@ -9,9 +9,8 @@ your process's setting.
 
 from __future__ import annotations
 
+import os
 import threading
-
-from ._renamed import getenv
 
 _done = False
 _lock = threading.Lock()
@@ -26,7 +25,7 @@ def limit_blas_threads() -> None:
         if _done:
             return
         _done = True
-        if getenv("RECALLWISE_KEEP_BLAS_THREADS"):
+        if os.environ.get("RECALLWISE_KEEP_BLAS_THREADS"):
             return
         try:
             from threadpoolctl import threadpool_limits

@@ -1,11 +1,10 @@
-"""What recallwise was called before (recallgate), still read so existing set-ups keep working.
+"""What recallwise was called before (recallgate), still read so existing data keeps working.
 
 The project was renamed because the PyPI name ``recallgate`` belongs to another project. There
-is no ``recallgate`` import alias or package (that would go on shadowing it); what survives is
-only what existing users' *data and settings* carry, each with a visible notice:
+is no ``recallgate`` import alias or package (that would go on shadowing it), and no
+``RECALLGATE_*`` environment variable is read (no release ever read them); what survives is
+only what data written before the rename carries, each with a visible notice:
 
-- environment variables ``RECALLGATE_*``: read when ``RECALLWISE_*`` is unset, with a one-time
-  :class:`RenamedWarning` naming the new variable (for one release);
 - the PostgreSQL default schema ``recallgate``: used when no schema is named, the new default
   ``recallwise`` holds no store and the old one does, with a one-line notice;
 - threshold configs written as ``recallgate-thresholds/1``: read as the current format.
@@ -16,23 +15,16 @@ Everything that names the old project lives in this module (and its tests, and t
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
-from typing import overload
 
 __all__ = [
-    "ENV_PREFIX",
     "OLD_CONFIG_FORMAT",
     "OLD_DEFAULT_SCHEMA",
-    "OLD_ENV_PREFIX",
     "RenamedWarning",
-    "getenv",
     "notice",
 ]
 
-ENV_PREFIX = "RECALLWISE_"
-OLD_ENV_PREFIX = "RECALLGATE_"
 OLD_DEFAULT_SCHEMA = "recallgate"
 OLD_CONFIG_FORMAT = "recallgate-thresholds/1"
 
@@ -57,27 +49,3 @@ def notice(message: str, *, key: str | None = None, stacklevel: int = 3) -> None
             return
         _warned.add(key)
     warnings.warn(message, RenamedWarning, stacklevel=stacklevel)
-
-
-@overload
-def getenv(name: str, default: None = None) -> str | None: ...
-@overload
-def getenv(name: str, default: str) -> str: ...
-@overload
-def getenv(name: str, default: str | None) -> str | None: ...
-def getenv(name: str, default: str | None = None) -> str | None:
-    """``os.environ.get(name, default)`` for a ``RECALLWISE_*`` variable that also reads its
-    ``RECALLGATE_*`` predecessor when ``name`` is unset, warning once that it is deprecated."""
-    value = os.environ.get(name)
-    if value is not None or not name.startswith(ENV_PREFIX):
-        return value if value is not None else default
-    old = OLD_ENV_PREFIX + name[len(ENV_PREFIX) :]
-    value = os.environ.get(old)
-    if value is None:
-        return default
-    notice(
-        f"{old} is deprecated (recallgate was renamed recallwise): set {name} instead; "
-        f"the old name is read for one release",
-        key=old,
-    )
-    return value

@@ -19,6 +19,15 @@ class InvalidIdError(UsageError):
     """An actor, session or strategy id that could escape its namespace."""
 
 
+class InvalidValueError(UsageError):
+    """A value no store keeps as given: a NUL character, a lone surrogate (half a UTF-16 pair) or
+    a NaN / Infinity (not JSON). ``field`` names where it is (``records[0].metadata.n``)."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 class StoreError(RecallwiseError):
     """A store could not be reached or refused an operation.
 

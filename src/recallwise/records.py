@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .errors import InvalidIdError
+from .errors import InvalidIdError, InvalidValueError
 from .text import clean_text
 
 __all__ = [
     "Event",
     "MemoryRecord",
     "SearchHit",
+    "check_event",
+    "check_record",
+    "check_storable",
     "render_text",
     "resolve_namespace",
     "score_from_cosine",
@@ -97,6 +102,68 @@ class Event:
     def __post_init__(self) -> None:
         if isinstance(self.text, str):
             self.text = clean_text(self.text)
+
+
+# ---- what a store keeps ------------------------------------------------------------------
+
+# NUL ends a C string (PostgreSQL refuses it in text and JSON); a lone surrogate cannot be encoded
+# as UTF-8 (no database or strict JSON reader takes it).
+_UNSTORABLE_CHAR = re.compile("[\x00\ud800-\udfff]")
+
+
+def _bad_text(text: str) -> str | None:
+    found = _UNSTORABLE_CHAR.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    what = "a NUL character" if char == "\x00" else f"a lone surrogate (U+{ord(char):04X})"
+    return f"{what} at position {found.start()}"
+
+
+def check_storable(value: Any, field: str) -> None:
+    """Raise :class:`InvalidValueError` naming ``field`` (and the dotted path inside it,
+    ``metadata.tags.0``) when ``value`` holds what no store keeps as given: a NUL character or a
+    lone surrogate in a string (or a mapping's key), or a NaN / Infinity. Lists and mappings are
+    walked (without recursion, so any depth is fine); other values pass.
+
+    One check for every store and the service alike: SQLite would keep such values (and hand back
+    JSON a strict reader refuses), PostgreSQL refuses them half-way through a write.
+    """
+    todo: list[tuple[str, Any]] = [(field, value)]
+    while todo:
+        where, item = todo.pop()
+        if isinstance(item, str):
+            bad = _bad_text(item)
+            if bad is not None:
+                raise InvalidValueError(f"{where}: {bad} is not allowed in stored text", field=where)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise InvalidValueError(
+                    f"{where}: {item} is not a JSON number (NaN and Infinity are refused)", field=where
+                )
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                name = str(key)
+                bad = _bad_text(name) if isinstance(key, str) else None
+                if bad is not None:
+                    raise InvalidValueError(f"{where}: a key holds {bad}", field=where)
+                todo.append((f"{where}.{name}", inner))
+        elif isinstance(item, (list, tuple)):
+            todo.extend((f"{where}.{i}", inner) for i, inner in enumerate(item))
+
+
+def check_record(record: MemoryRecord) -> None:
+    """:func:`check_storable` over every field of ``record`` a store writes (named by its id)."""
+    where = f"record {record.id!r}"
+    for name in ("id", "actor_id", "namespace", "text", "strategy", "metadata"):
+        check_storable(getattr(record, name), f"{where} {name}")
+
+
+def check_event(event: Event) -> None:
+    """:func:`check_storable` over every field of ``event`` a store writes (named by its id)."""
+    where = f"event {event.id!r}"
+    for name in ("id", "actor_id", "session_id", "role", "text", "metadata"):
+        check_storable(getattr(event, name), f"{where} {name}")
 
 
 # ---- rendering ---------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any
 
 from .embeddings import Embedder, HashingEmbedder
 from .records import MemoryRecord, SearchHit
-from .stores.base import SearchMode, SearchRequest, accepts_old_search_call
+from .stores.base import SearchMode, SearchRequest
 from .stores.sqlite import SQLiteStore
 
 __all__ = ["Asked", "InMemoryStore", "ScriptedDecider", "Searched"]
@@ -56,16 +56,23 @@ class Asked:
 class ScriptedDecider:
     """A decider answering from a script, recording every call; no model, deterministic.
 
-    * ``gate``: the gate's probability: a number for every message, a table of exact messages
-      (a message not in it gets 0.0), or a function of the message;
+    * ``gate``: the probability of every question about the message itself (the gate, or a
+      wording of it a tuner tries): a number for every message, a table of exact messages (a
+      message not in it gets 0.0), or a function of the message;
     * ``judge``: each record's probability: a number, a table of words or phrases (a record gets
       the highest value among the keys it contains, case-insensitive; none: 0.0), or a function of
       the record's text;
     * ``route``: the route's probabilities by namespace template (None: the route is left unsure,
       so every namespace is searched); ``follow_up``: the follow-up question's probability;
-    * ``error``: raised by every ``ask`` (a decider that is down: the policy must fail open).
+    * ``error``: raised by every ``ask`` (a decider that is down: the policy must fail open);
+      a ``gate`` or ``judge`` function may raise too (a backend failing on some messages);
+    * ``reply``: the whole reply as a function of the questions, instead of the script (a broken
+      backend's answer: ``lambda questions: {}``; the policy must fail open and count it);
+    * ``local``: True makes the policy call it in-process, as the embedded decider; by default it
+      is treated as a remote backend (called in a worker thread, under a deadline and a breaker).
 
-    ``calls`` holds every :class:`Asked`; ``messages`` the states the gate was asked about.
+    ``calls`` holds every :class:`Asked`; ``messages`` the states the gate was asked about;
+    ``warmed`` the question names of each ``warm_up`` (``policy.warm_up()`` passes the gate's).
     """
 
     def __init__(
@@ -76,15 +83,20 @@ class ScriptedDecider:
         route: Mapping[str, float] | None = None,
         follow_up: float = 0.0,
         error: BaseException | None = None,
+        reply: Callable[[Mapping[str, Any]], Any] | None = None,
+        local: bool = False,
         name: str = "scripted",
     ) -> None:
         self.name = name
+        self.local = local
         self._gate = _script(gate, exact=True)
         self._judge = _script(judge, exact=False)
         self._route = dict(route) if route is not None else None
         self._follow_up = float(follow_up)
+        self._reply = reply
         self.error = error
         self.calls: list[Asked] = []
+        self.warmed: list[list[str]] = []
 
     @classmethod
     def always_open(cls) -> ScriptedDecider:
@@ -106,25 +118,29 @@ class ScriptedDecider:
         """The messages the gate was asked about, in order."""
         return [call.state for call in self.calls if _GATE in call.questions]
 
-    def ask(self, state: str, questions: Mapping[str, Any]) -> dict[str, Any]:
+    def ask(self, state: str, questions: Mapping[str, Any]) -> Any:
         """Answer every question by the script (the decider contract: ``{name: answer}``)."""
         self.calls.append(Asked(state, dict(questions)))
         if self.error is not None:
             raise self.error
+        if self._reply is not None:
+            return self._reply(questions)
         answers: dict[str, Any] = {}
         for name, question in questions.items():
             memory = _subject(question)
             if memory is not None:
                 answers[name] = self._judge(memory)
-            elif name == _GATE:
-                answers[name] = self._gate(state)
             elif name == _FOLLOW_UP:
                 answers[name] = self._follow_up
             elif name == _ROUTE or _kind(question) == "choice":
                 answers[name] = self._choice(question)
-            else:
-                answers[name] = 0.0
+            else:  # about the message: the gate, or a wording of it
+                answers[name] = self._gate(state)
         return answers
+
+    def warm_up(self, questions: Mapping[str, Any] | None = None) -> None:
+        """Record the questions a policy warms up with (nothing to load)."""
+        self.warmed.append(sorted(questions or {}))
 
     def _choice(self, question: Any) -> dict[str, Any]:
         options = _options(question)
@@ -187,7 +203,6 @@ class InMemoryStore(SQLiteStore):
         """Searches succeed again."""
         self._faults.error, self._faults.remaining = None, None
 
-    @accepts_old_search_call
     def search(self, request: SearchRequest) -> list[SearchHit]:
         if self._faults.delay_s:
             time.sleep(self._faults.delay_s)

@@ -11,12 +11,17 @@
  */
 
 import type {
+  DecisionOut,
+  DecisionPage,
   DeletedRecord,
   ErrorOut,
   EventsOut,
   ForgotActor,
   JudgeCandidateIn,
   JudgeOut,
+  LabelledTurnOut,
+  LabelsIn,
+  LabelsOut,
   MessageIn,
   RecallOut,
   RecordIn,
@@ -317,6 +322,52 @@ export class RecallwiseClient {
   /** Forget a user: every record and event of theirs (needs the admin scope with keys; throws on failure). */
   async forget(actorId: string, signal?: AbortSignal): Promise<ForgotActor> {
     return this.send<ForgotActor>("DELETE", `/v1/actors/${encodeURIComponent(actorId)}`, undefined, signal);
+  }
+
+  /**
+   * A page of the decision log, newest first (`recallwise serve --log`; needs the admin scope with
+   * keys, and shows only the key's tenant; throws on failure). Pass `next_cursor` back as `cursor`.
+   */
+  async decisions(
+    options: {
+      actorId?: string;
+      sessionId?: string;
+      opened?: boolean;
+      errors?: boolean;
+      limit?: number;
+      cursor?: number;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<DecisionPage> {
+    const query = new URLSearchParams();
+    if (options.actorId !== undefined) query.set("actor_id", options.actorId);
+    if (options.sessionId !== undefined) query.set("session_id", options.sessionId);
+    if (options.opened !== undefined) query.set("opened", String(options.opened));
+    if (options.errors !== undefined) query.set("errors", String(options.errors));
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
+    if (options.cursor !== undefined) query.set("cursor", String(options.cursor));
+    return this.send<DecisionPage>("GET", `/v1/decisions?${query}`, undefined, options.signal);
+  }
+
+  /** One logged decision (throws on failure; another tenant's is a 404). */
+  async decision(decisionId: number, signal?: AbortSignal): Promise<DecisionOut> {
+    return this.send<DecisionOut>("GET", `/v1/decisions/${encodeURIComponent(String(decisionId))}`, undefined, signal);
+  }
+
+  /**
+   * Label a logged decision: `gate` (true: memory was needed) and `records` (record id -> true: it
+   * belongs); returns the labelled turn (throws on failure).
+   */
+  async addLabels(labels: LabelsIn, signal?: AbortSignal): Promise<LabelledTurnOut> {
+    return this.send<LabelledTurnOut>("POST", "/v1/labels", labels, signal);
+  }
+
+  /** Every labelled decision, in the format `recallwise tune gate --fit` reads (throws on failure). */
+  async labels(options: { actorId?: string; sessionId?: string; signal?: AbortSignal } = {}): Promise<LabelsOut> {
+    const query = new URLSearchParams();
+    if (options.actorId !== undefined) query.set("actor_id", options.actorId);
+    if (options.sessionId !== undefined) query.set("session_id", options.sessionId);
+    return this.send<LabelsOut>("GET", `/v1/labels?${query}`, undefined, options.signal);
   }
 
   private failOpen(error: unknown, endpoint: string, fallback: string): void {

@@ -224,3 +224,103 @@ export interface ErrorDetail {
 export interface ErrorOut {
   error: ErrorDetail;
 }
+
+/** A record a logged turn's search returned, and what the judge made of it. */
+export interface DecisionCandidateOut {
+  id: string;
+  namespace: string;
+  /** The record's text; absent unless the server runs with `--log-content`. */
+  text?: string | null;
+  /** The store's relevance score in [0, 1]. */
+  score: number;
+  /** The judge's probability that it belongs (null: not judged). */
+  judge_p: number | null;
+  kept: boolean;
+  /** Why it was kept or dropped. */
+  reason: string;
+  /** The label given: true, it belongs; null: not labelled. */
+  label: boolean | null;
+}
+
+/** One logged turn, as the policy decided it (`GET /v1/decisions`, needs the admin scope). */
+export interface DecisionOut {
+  /** The decision id (labels name it). */
+  id: number;
+  /** When, ISO 8601 UTC. */
+  time: string;
+  actor_id: string;
+  session_id: string | null;
+  /** The user's message; absent unless the server runs with `--log-content`. */
+  message?: string | null;
+  decider: string;
+  /** The gate's probability that memory is needed (null: no answer). */
+  gate_p: number | null;
+  gate_threshold: number | null;
+  /** The turn retrieved (null: nothing to decide). */
+  gate_open: boolean | null;
+  follow_up_p: number | null;
+  /** The route's probability per namespace template. */
+  route: Record<string, number> | null;
+  namespaces_searched: string[];
+  candidates: DecisionCandidateOut[];
+  kept: number;
+  dropped: number;
+  keep_rule: string;
+  /** Tokens injected. */
+  context_tokens: number;
+  /** Tokens the stock arm would have injected (null: not known). */
+  stock_tokens: number | null;
+  errors: string[];
+  error_kinds: string[];
+  /** Stages that failed open this turn: `gate`, `judge`. */
+  failed_open: string[];
+  notes: string[];
+  total_ms: number | null;
+  /** The gate label: true, memory was needed; null: not labelled. */
+  label: boolean | null;
+}
+
+/** The reply of `GET /v1/decisions`: a page, newest first. */
+export interface DecisionPage {
+  decisions: DecisionOut[];
+  /** The cursor of the next (older) page; null on the last. */
+  next_cursor: number | null;
+  /** The log keeps message and memory text (`--log-content`). */
+  content_logged: boolean;
+}
+
+/** The body of `POST /v1/labels` (give `gate`, `records` or both). */
+export interface LabelsIn {
+  decision_id: number;
+  /** True: memory was needed this turn. */
+  gate?: boolean | null;
+  /** Record id -> true: it belongs in the prompt (each one of the turn's candidates). */
+  records?: Record<string, boolean> | null;
+}
+
+/** A labelled record of a labelled turn. */
+export interface LabelledRecordOut {
+  id: string;
+  /** Absent unless the log keeps content. */
+  text?: string | null;
+  label: boolean;
+}
+
+/** A labelled turn: what `recallwise tune gate --fit` and the judge's fit read. */
+export interface LabelledTurnOut {
+  decision_id: number;
+  time: string;
+  actor_id: string;
+  session_id: string | null;
+  /** The message; absent unless the log keeps content. */
+  text?: string | null;
+  /** The gate label; absent when not labelled. */
+  label?: boolean | null;
+  /** Absent when none is labelled. */
+  records?: LabelledRecordOut[] | null;
+}
+
+/** The reply of `GET /v1/labels`. */
+export interface LabelsOut {
+  labels: LabelledTurnOut[];
+}

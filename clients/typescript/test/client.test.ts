@@ -56,6 +56,33 @@ test("judge keeps the coffee and drops the seat, by the caller's ids", async () 
   );
 });
 
+test("the decision log lists the turns, and a label comes back in the fit format", async () => {
+  await client.recall(ACTOR, DRINK, { sessionId: "ts-inspector" });
+  const page = await client.decisions({ sessionId: "ts-inspector", limit: 5 });
+  assert.equal(page.content_logged, true);
+  assert.equal(page.decisions.length, 1);
+  const [turn] = page.decisions;
+  assert.ok(turn);
+  assert.equal(turn.message, DRINK);
+  assert.equal(turn.gate_open, true);
+  const kept = turn.candidates.find((c) => c.kept);
+  const dropped = turn.candidates.find((c) => !c.kept);
+  assert.ok(kept && dropped && kept.reason && dropped.reason);
+  assert.deepEqual((await client.decision(turn.id)).id, turn.id);
+  const labelled = await client.addLabels({ decision_id: turn.id, gate: true, records: { [dropped.id]: false } });
+  assert.deepEqual(
+    { decision_id: labelled.decision_id, text: labelled.text, label: labelled.label, records: labelled.records },
+    { decision_id: turn.id, text: DRINK, label: true, records: [{ id: dropped.id, text: dropped.text, label: false }] },
+  );
+  const { labels } = await client.labels({ sessionId: "ts-inspector" });
+  assert.deepEqual(labels, [labelled]);
+  await assert.rejects(client.addLabels({ decision_id: turn.id, records: { "no-such-record": true } }), (error) => {
+    assert.ok(error instanceof RecallwiseError);
+    assert.equal(error.status, 422);
+    return true;
+  });
+});
+
 test("records and events round trip; forget deletes them", async () => {
   const actor = "ts_roundtrip";
   const added = await client.addRecords(actor, [{ text: "The user keeps bees.", namespace: "/facts/{actorId}" }]);

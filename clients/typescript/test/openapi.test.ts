@@ -106,6 +106,55 @@ const specs = {
   SearchOut: { query: "required", results: "required" } satisfies Spec<T.SearchOut>,
   ErrorDetail: { message: "required", field: "optional|null", status: "required" } satisfies Spec<T.ErrorDetail>,
   ErrorOut: { error: "required" } satisfies Spec<T.ErrorOut>,
+  DecisionCandidateOut: {
+    id: "required",
+    namespace: "required",
+    text: "optional|null",
+    score: "required",
+    judge_p: "required|null",
+    kept: "required",
+    reason: "required",
+    label: "required|null",
+  } satisfies Spec<T.DecisionCandidateOut>,
+  DecisionOut: {
+    id: "required",
+    time: "required",
+    actor_id: "required",
+    session_id: "required|null",
+    message: "optional|null",
+    decider: "required",
+    gate_p: "required|null",
+    gate_threshold: "required|null",
+    gate_open: "required|null",
+    follow_up_p: "required|null",
+    route: "required|null",
+    namespaces_searched: "required",
+    candidates: "required",
+    kept: "required",
+    dropped: "required",
+    keep_rule: "required",
+    context_tokens: "required",
+    stock_tokens: "required|null",
+    errors: "required",
+    error_kinds: "required",
+    failed_open: "required",
+    notes: "required",
+    total_ms: "required|null",
+    label: "required|null",
+  } satisfies Spec<T.DecisionOut>,
+  DecisionPage: { decisions: "required", next_cursor: "required|null", content_logged: "required" } satisfies Spec<T.DecisionPage>,
+  LabelsIn: { decision_id: "required", gate: "optional|null", records: "optional|null" } satisfies Spec<T.LabelsIn>,
+  LabelledRecordOut: { id: "required", text: "optional|null", label: "required" } satisfies Spec<T.LabelledRecordOut>,
+  LabelledTurnOut: {
+    decision_id: "required",
+    time: "required",
+    actor_id: "required",
+    session_id: "required|null",
+    text: "optional|null",
+    label: "optional|null",
+    records: "optional|null",
+  } satisfies Spec<T.LabelledTurnOut>,
+  LabelsOut: { labels: "required" } satisfies Spec<T.LabelsOut>,
 };
 
 interface Schema {
@@ -139,7 +188,18 @@ for (const [name, spec] of Object.entries(specs)) {
 
 test("every request and response schema the client uses is typed", () => {
   const used = new Set<string>();
-  for (const path of ["/v1/recall", "/v1/judge", "/v1/events", "/v1/records", "/v1/records/{record_id}", "/v1/actors/{actor_id}", "/v1/search"]) {
+  for (const path of [
+    "/v1/recall",
+    "/v1/judge",
+    "/v1/events",
+    "/v1/records",
+    "/v1/records/{record_id}",
+    "/v1/actors/{actor_id}",
+    "/v1/search",
+    "/v1/decisions",
+    "/v1/decisions/{decision_id}",
+    "/v1/labels",
+  ]) {
     const text = JSON.stringify(document.paths[path]);
     for (const match of text.matchAll(/#\/components\/schemas\/(\w+)/g)) used.add(match[1]!);
   }

@@ -42,7 +42,10 @@ function stopped(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
-/** Seed a fresh store with the demo persona and serve it; resolves once `/readyz` answers 200. */
+/**
+ * Seed a fresh store with the demo persona and serve it (with a decision log, for the inspector's
+ * APIs); resolves once `/readyz` answers 200.
+ */
 export async function serve(): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), "recallwise-ts-"));
   const store = `sqlite:///${join(dir, "m.db")}`;
@@ -54,7 +57,8 @@ export async function serve(): Promise<Served> {
   }
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn("recallwise", ["serve", "--store", store, "--port", String(port)], {
+  const log = join(dir, "decisions.db");
+  const child = spawn("recallwise", ["serve", "--store", store, "--port", String(port), "--log", log, "--log-content"], {
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

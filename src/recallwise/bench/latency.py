@@ -21,7 +21,7 @@ from typing import Any
 
 from ..deciders import Decider
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
-from ..policy import RecallPolicy
+from ..policy import DecisionLog, RecallOptions, RecallPolicy
 from ..records import resolve_namespace
 from ..stores.base import MemoryStore, SearchRequest
 from .decisions import NO_DECISIONS, DecisionBench, multilingual_figures
@@ -81,6 +81,7 @@ def run_latency(
     on_stage: Callable[[str], None] | None = None,
     rss_probe: Callable[[], float | None] | None = None,
     via: str = "policy",
+    log: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Measure the figures of ``recallwise bench latency`` (see the issue for each key).
 
@@ -90,6 +91,10 @@ def run_latency(
 
     ``rss_probe`` measures the memory of a process that only serves this store (see
     ``serving_rss_mb``); without it, or when it returns None, ``rss_mb`` is this process's.
+
+    ``log``: the timed turns of both arms write to this decision log (``turn_*_p50_ms`` then
+    include it), and ``log_p50_ms`` is what writing a gated turn's row added to it (its trace's
+    ``log`` timing: the row, and the stock arm's tokens when the turn's own search tells them).
     """
     stage = on_stage or (lambda name: None)
     stage("seeding")
@@ -136,20 +141,32 @@ def run_latency(
     stage("turns")
     turns = list(persona()["demo_turns"])
     per_turn: dict[str, list[float]] = {"stock": [], "gated": []}
+    log_ms: list[float] = []
     walls: dict[str, float] = {}
     if via == "memory-manager":
         turn_stock, turn_gated = _memory_manager_turns(store, decider, turns, actor, repeats, warmup)
         stage("demo")
         _memory_manager_demo(store, decider, remote_store_ms, per_turn, walls)
     else:
-        stock_policy = RecallPolicy(store, decider=None, namespaces=DEMO_NAMESPACES, cache_size=0)
-        gated_policy = RecallPolicy(store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0)
+        decision_log = DecisionLog(log) if log is not None else None
+        stock_policy = RecallPolicy(
+            store, decider=None, namespaces=DEMO_NAMESPACES, cache_size=0, log=decision_log
+        )
+        gated_policy = RecallPolicy(
+            store, decider=decider, namespaces=DEMO_NAMESPACES, cache_size=0, log=decision_log
+        )
+
+        def gated_turn(i: int) -> None:
+            trace = gated_policy.recall(turns[i % len(turns)], actor_id=actor).trace
+            if "log" in trace.timings_ms:
+                log_ms.append(trace.timings_ms["log"])
+
         turn_stock = timed(
             lambda i: stock_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup
         )
-        turn_gated = timed(
-            lambda i: gated_policy.recall(turns[i % len(turns)], actor_id=actor), repeats, warmup
-        )
+        turn_gated = timed(gated_turn, repeats, warmup)
+        if decision_log is not None:
+            decision_log.close()
         stage("demo")
         _policy_demo(store, decider, remote_store_ms, turns, actor, per_turn, walls)
 
@@ -181,6 +198,7 @@ def run_latency(
         "search_p50_ms": p50(search_ms),
         "turn_stock_p50_ms": p50(turn_stock),
         "turn_gated_p50_ms": p50(turn_gated),
+        **({"log": str(log), "log_p50_ms": p50(log_ms)} if log is not None else {}),
         "demo_wall_stock_ms": round(walls["stock"], 1),
         "demo_wall_gated_ms": round(walls["gated"], 1),
         "demo_per_turn_ms": per_turn,
@@ -222,7 +240,7 @@ def _memory_manager_turns(
     from .memory_manager import MemoryManagerArm
 
     stock = MemoryManagerArm(store, None, gated=False, actor_id=actor)
-    gated = MemoryManagerArm(store, decider, gated=True, actor_id=actor, cache_size=0)
+    gated = MemoryManagerArm(store, decider, gated=True, actor_id=actor, options=RecallOptions(cache_size=0))
     return (
         timed(lambda i: stock.turn(turns[i % len(turns)]), repeats, warmup),
         timed(lambda i: gated.turn(turns[i % len(turns)]), repeats, warmup),

@@ -43,6 +43,7 @@ from ..deciders import Decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy import RecallOptions, RecallPolicy
+from ..policy.options import with_shorthand
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, TOKENIZER_NAME, count_tokens, escape_memory_text
 from ..stores.sqlite import SQLiteStore
 from ..tuning import metrics
@@ -202,7 +203,7 @@ def run_locomo(
                 in_store[bool(row["label"])].append(1.0 if recall.trace.gate_open else 0.0)
         store.close()
     heldout = heldout_gate_rates(decider, embedder)
-    gated_options = RecallOptions.of(None, {"top_k": top_k, **(policy_options or {})})
+    gated_options = with_shorthand(None, {"top_k": top_k, **(policy_options or {})})
     if decider is not None:
         heldout["non_memory_closed_rate_with_store"] = round(1.0 - _mean(in_store[False]), 4)
         heldout["memory_open_rate_with_store"] = round(_mean(in_store[True]), 4)
@@ -413,9 +414,10 @@ def run_locomo_mem0(
             gate = GatedMem0(
                 memory,
                 decider=decider,
-                max_records=max_records,
                 # each question (and each non-memory message) is a probe of its own
-                **{"follow_up_conversations": 0, **options},
+                options=with_shorthand(
+                    None, {"max_records": max_records, "follow_up_conversations": 0, **options}
+                ),
             )
             scope = {"user_id": conv.actor_id}
             for question in conv.questions:
@@ -461,7 +463,7 @@ def run_locomo_mem0(
                 errors[kind] = errors.get(kind, 0) + count
             gate.close()
             memory.vector_store.client.close()
-    keep_options = RecallOptions.of(None, {"max_records": max_records, **options})
+    keep_options = with_shorthand(None, {"max_records": max_records, **options})
     return {
         "via": "mem0",
         "mem0ai": importlib.metadata.version("mem0ai"),

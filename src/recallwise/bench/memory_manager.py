@@ -26,7 +26,7 @@ from strands.models.model import Model
 from ..deciders import Decider
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
 from ..integrations.strands import RecallwiseMemoryStore, gated_injection, gated_stores
-from ..policy import count_tokens
+from ..policy import RecallOptions, count_tokens
 from ..policy.stats import COUNTER_NAMES
 from ..stores.base import MemoryStore
 
@@ -51,7 +51,13 @@ class MemoryManagerArm:
     """One arm: an agent with a MemoryManager over the persona's two namespaces of ``store``."""
 
     def __init__(
-        self, store: MemoryStore, decider: Decider | None, *, gated: bool, actor_id: str, **gate_options: Any
+        self,
+        store: MemoryStore,
+        decider: Decider | None,
+        *,
+        gated: bool,
+        actor_id: str,
+        options: RecallOptions | None = None,
     ) -> None:
         self.inner = [
             _CountingStore(store, template, actor_id=actor_id, name=template.strip("/").split("/")[0])
@@ -60,7 +66,7 @@ class MemoryManagerArm:
         self.model = _SeeingModel()
         self.gate = None
         if gated:
-            stores: list[Any] = gated_stores(self.inner, decider=decider, actor_id=actor_id, **gate_options)
+            stores: list[Any] = gated_stores(self.inner, decider=decider, actor_id=actor_id, options=options)
             self.gate = stores[0].gate
             manager = MemoryManager(
                 stores=stores, search_tool_config=False, injection=gated_injection(stores)

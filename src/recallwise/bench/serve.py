@@ -242,7 +242,8 @@ def bench_serve(
     try:
         keys_file = work / "keys.yaml"
         keys = {
-            t: add_key(keys_file, tenant=t, scopes=["recall", "write", "admin"], label=t) for t in TENANTS
+            t: add_key(keys_file, tenant=t, scopes=["recall", "write", "admin", "operator"], label=t)
+            for t in TENANTS
         }
         ledger = _Ledger()
         actors = [f"user-{i}" for i in range(actors_per_tenant)]

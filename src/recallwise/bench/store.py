@@ -27,7 +27,8 @@ from ..embeddings import HashingEmbedder
 from ..errors import UsageError
 from ..records import MemoryRecord
 from ..stores import MemoryStore, open_store
-from ..stores.base import SearchRequest, top_k_indices
+from ..stores.base import SearchRequest
+from ..stores.ranking import top_k_indices
 
 __all__ = [
     "StoreBenchResult",

@@ -38,6 +38,8 @@ COMMANDS: list[tuple[str | None, str]] = [
     ("bench", "bench_store"),
     ("bench", "bench_serve"),
     ("bench", "bench_mcp"),
+    ("bench", "bench_inspector"),
+    ("bench", "bench_extract"),
 ]
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",

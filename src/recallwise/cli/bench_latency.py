@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import tempfile
@@ -12,6 +11,8 @@ from typing import Any
 
 from ..bench.latency import run_latency, serving_rss_mb
 from ..errors import RecallwiseError, UsageError
+from ..extras import require_extra
+from ..policy.log import DecisionLog
 from ..stores import open_store
 from . import emit_json, progress_enabled
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
@@ -42,6 +43,7 @@ KEYS = [
     ("search p50 (ms)", "search_p50_ms"),
     ("turn stock p50 (ms)", "turn_stock_p50_ms"),
     ("turn gated p50 (ms)", "turn_gated_p50_ms"),
+    ("decision log write of a gated turn p50 (ms), with --log", "log_p50_ms"),
     ("demo wall stock (ms)", "demo_wall_stock_ms"),
     ("demo wall gated (ms)", "demo_wall_gated_ms"),
     ("decisions / s (whole gated turns, embed + search taken out)", "decisions_per_s"),
@@ -95,6 +97,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write a plot of per-turn latency of both arms to this image file; the extension picks "
         "the format (png, svg, pdf, ...; needs matplotlib; default: no plot)",
     )
+    parser.add_argument(
+        "--log",
+        metavar="FILE",
+        help="the timed turns write to this decision log (SQLite; see `recallwise log`), and the "
+        "table says what logging added to a turn (default: no log)",
+    )
     add_via(parser)
     add_json(parser)
     parser.set_defaults(func=run)
@@ -109,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
     via = getattr(args, "via", "policy")
     if via == "memory-manager":
         memory_manager_runner()  # fail before the long run when strands is not installed
+    if args.log is not None:
+        if via != "policy":
+            raise UsageError("--log times the policy's own turns: leave out --via memory-manager")
+        DecisionLog(args.log).close()  # a path that cannot be a log fails now, not after the run
     options = {"url": args.url} if getattr(args, "url", None) else {}
     tmp = None
     url = args.store
@@ -128,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
             on_stage=bar.stage if bar is not None else None,
             rss_probe=lambda: serving_rss_mb(url, None if decider is None else args.decider, options),
             via=via,
+            log=args.log,
         )
     finally:
         if bar is not None:
@@ -219,8 +232,7 @@ PLOT_FORMATS = ("eps", "jpeg", "jpg", "pdf", "png", "ps", "svg", "svgz", "tif", 
 
 def plot_formats() -> tuple[str, ...]:
     """The file extensions ``--plot`` accepts; a UsageError when matplotlib is not installed."""
-    if importlib.util.find_spec("matplotlib") is None:
-        raise UsageError("--plot needs matplotlib: pip install 'recallwise[plot]'")
+    require_extra("plot", "--plot")
     return PLOT_FORMATS
 
 
@@ -253,11 +265,10 @@ def write_plot(result: dict, path: Path) -> None:
 
 
 def _pyplot() -> Any:
-    try:
-        import matplotlib
+    require_extra("plot", "--plot")
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise UsageError("--plot needs matplotlib: pip install 'recallwise[plot]'") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     return plt

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..errors import UsageError
+from ..extras import require_extra
 from . import emit_json
 from .common import add_json, table
 
@@ -30,10 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import mcp  # noqa: F401
-    except ImportError as exc:
-        raise UsageError(f"recallwise bench mcp needs: pip install 'recallwise[mcp]' ({exc})") from exc
+    require_extra("mcp", "recallwise bench mcp")
     from ..bench.mcp import bench_mcp
     from ..stores import open_store
 

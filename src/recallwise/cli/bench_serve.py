@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
+from ..extras import EXTRA_MODULES, require_extra
 from . import emit_json, progress_enabled
 from .common import add_json
 
@@ -36,10 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        from ..bench.serve import bench_serve
-    except ImportError as exc:
-        raise UsageError(f"bench serve needs: pip install 'recallwise[serve]' ({exc})") from exc
+    # the servers it starts need the service's packages; its load driver needs aiohttp
+    require_extra("serve", "recallwise bench serve", (*EXTRA_MODULES["serve"], "aiohttp"))
+    from ..bench.serve import bench_serve
+
     if args.write_every < 1:
         raise UsageError("--write-every must be at least 1")
     bar: Any = None

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from .._renamed import getenv
-from ..deciders import Decider, make_decider
+from ..deciders import Decider, from_spec
 from ..embeddings import Embedder, make_embedder
 from ..errors import UsageError
 from ..stores import MemoryStore, open_store
@@ -22,7 +22,7 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def add_store(parser: argparse.ArgumentParser, default: str | None = DEFAULT_STORE) -> None:
     parser.add_argument(
         "--store",
-        default=getenv("RECALLWISE_STORE", default),
+        default=os.environ.get("RECALLWISE_STORE", default),
         metavar="URL",
         help="store URL: sqlite:///path.db (default %(default)s), postgresql://..., agentcore://ID?region=...",
     )
@@ -31,7 +31,7 @@ def add_store(parser: argparse.ArgumentParser, default: str | None = DEFAULT_STO
 def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> None:
     parser.add_argument(
         "--decider",
-        default=getenv("RECALLWISE_DECIDER", default),
+        default=os.environ.get("RECALLWISE_DECIDER", default),
         metavar="NAME",
         help="decision backend (default %(default)s)",
     )
@@ -46,7 +46,7 @@ def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> N
 def add_embedder(parser: argparse.ArgumentParser, what: str = "the store's records and queries") -> None:
     parser.add_argument(
         "--embedder",
-        default=getenv("RECALLWISE_EMBEDDER"),
+        default=os.environ.get("RECALLWISE_EMBEDDER"),
         metavar="NAME",
         help=f"embedding model for {what}: minilm-l6 (default), multilingual, onnx:/dir, "
         "sentence-transformers:/dir, or any registered name",
@@ -60,21 +60,20 @@ def embedder_from_args(args: argparse.Namespace) -> Embedder | None:
 
 
 def decider_from_args(args: argparse.Namespace) -> Decider | None:
-    """The decider the flags name; ``none`` means the stock (ungated) behaviour.
+    """The decider ``--decider`` and ``--url`` name (:func:`~recallwise.deciders.from_spec`;
+    ``none`` is the stock, ungated behaviour).
 
     ``--embedder`` on a command without a store (``tune``) is the embedded decider's model.
     """
-    name = args.decider
-    if name in ("none", "stock"):
-        return None
     options: dict[str, Any] = {}
-    if getattr(args, "url", None):
-        options["url"] = args.url
     if getattr(args, "embedder_for_decider", False) and getattr(args, "embedder", None):
-        if name != "embedded":
-            raise UsageError(f"--embedder picks the embedded decider's model; decider {name!r} has none")
+        if args.decider != "embedded":
+            raise UsageError(
+                f"--embedder picks the embedded decider's model; decider {args.decider!r} has none"
+            )
         options["embedder"] = make_embedder(args.embedder)
-    return make_decider(name, **options)
+    decider: Decider | None = from_spec(args.decider, getattr(args, "url", None), **options)
+    return decider
 
 
 def store_from_args(args: argparse.Namespace) -> MemoryStore:

@@ -7,7 +7,7 @@ import textwrap
 from typing import Any
 
 from ..demo import run_demo
-from ..errors import UsageError
+from ..extras import require_extra
 from . import emit_json
 from .common import (
     add_decider,
@@ -113,10 +113,9 @@ def add_via(parser: argparse.ArgumentParser) -> None:
 
 
 def memory_manager_runner() -> Any:
-    try:
-        from ..bench.memory_manager import run_memory_manager_demo
-    except ImportError as exc:
-        raise UsageError(f"--via memory-manager needs: pip install 'recallwise[strands]' ({exc})") from exc
+    require_extra("strands", "--via memory-manager")
+    from ..bench.memory_manager import run_memory_manager_demo
+
     return run_memory_manager_demo
 
 

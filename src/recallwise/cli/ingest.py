@@ -34,6 +34,7 @@ from ..extraction import EXTRACTORS, make_extractor
 from ..extraction.pipeline import ExtractionResult, extract_and_store
 from ..policy.policy import message_text
 from ..records import Event, validate_id
+from ..stores.urls import redact_url
 from . import emit_json, progress_enabled
 from .common import add_embedder, add_json, add_store, store_from_args
 
@@ -95,6 +96,10 @@ def _message_events(item: Any, where: str = "") -> tuple[str, str, float | None]
         text = message_text(item["content"])
     else:
         raise ValueError(f"{label}no 'text' (or 'content')")
+    if "\x00" in text:
+        raise ValueError(
+            f"{label}'text' holds a NUL character at position {text.index(chr(0))} (no store keeps one)"
+        )
     stamp = item.get("timestamp")
     if stamp is not None and (isinstance(stamp, bool) or not isinstance(stamp, (int, float))):
         raise ValueError(f"{label}'timestamp' must be epoch seconds, got {stamp!r}")
@@ -268,7 +273,7 @@ def _nothing_loaded(
             {
                 "file": str(path),
                 "actor_id": actor,
-                "store": args.store,
+                "store": redact_url(args.store),
                 "extractor": extractor,
                 "lines": lines,
                 "events_loaded": 0,

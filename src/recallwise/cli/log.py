@@ -1,12 +1,15 @@
-"""``recallwise log``: the latest turns of a decision log, as the policy decided them."""
+"""``recallwise log``: the latest turns of a decision log, as the policy decided them, or
+(``--labels``) its labelled turns, as ``recallwise tune gate --fit`` and the judge's fit read them."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..policy.log import LOG_ENV, DecisionLog
+from ..policy.log import LOG_ENV, DecisionLog, TurnFilter
 from . import emit_json
 from .common import add_json, table
 
@@ -23,6 +26,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--last", type=int, default=20, help="how many turns (default %(default)s)")
     parser.add_argument("--actor", help="only this actor's turns (default: every actor)")
     parser.add_argument("--session", help="only this session's turns (default: every session)")
+    parser.add_argument(
+        "--labels",
+        action="store_true",
+        help="print the labelled turns (labels given on `recallwise serve`'s /ui page or POST /v1/labels) "
+        "as JSON lines, the format `recallwise tune gate --fit` reads; with --json one object "
+        '{"labels": [...]} (--last does not apply)',
+    )
     add_json(parser)
     parser.set_defaults(func=run)
 
@@ -33,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.path).is_file():
         raise UsageError(f"no decision log at {args.path!r}")
     with DecisionLog(args.path) as log:
+        if args.labels:
+            labelled = log.labelled_turns(TurnFilter(actor_id=args.actor, session_id=args.session))
+            return _print_labels([t.labelled() for t in labelled], as_object=args.json)
         turns = log.turns(last=args.last, actor_id=args.actor, session_id=args.session)
     if args.json:
         emit_json({"log": args.path, "turns": [t.as_dict() for t in turns]})
@@ -45,9 +58,21 @@ def run(args: argparse.Namespace) -> int:
         gate = "-" if t.gate_p is None else f"{t.gate_p:.2f} {'open' if t.gate_open else 'closed'}"
         if t.gate_p is None and t.gate_open:
             gate = "open (no answer)"
-        message = t.message if len(t.message) <= 48 else t.message[:47] + "…"
+        message = "(not logged)" if t.message is None else t.message
+        message = message if len(message) <= 48 else message[:47] + "…"
         rows.append(
             (t.at[:19].replace("T", " "), t.actor_id, message, t.decider, gate, t.kept, t.dropped, t.errors)
         )
     print(table(rows, ["at (UTC)", "actor", "message", "decider", "gate", "kept", "dropped", "errors"]))
+    return 0
+
+
+def _print_labels(labels: list[dict], *, as_object: bool) -> int:
+    if as_object:
+        emit_json({"labels": labels})
+    else:
+        if not labels:
+            sys.stderr.write("no labelled turns\n")
+        for labelled in labels:
+            sys.stdout.write(json.dumps(labelled, ensure_ascii=False) + "\n")
     return 0

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from ..errors import UsageError
+from ..extras import require_extra
+from ..stores.urls import redact_url
 from .common import add_decider, add_embedder, add_store
-
-INSTALL_HINT = "pip install 'recallwise[mcp]'"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,10 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import mcp  # noqa: F401
-    except ImportError as exc:
-        raise UsageError(f"recallwise mcp needs: {INSTALL_HINT} ({exc})") from exc
+    require_extra("mcp", "recallwise mcp")
     from ..records import validate_id
     from ..serve.mcp import DEFAULT_TOKEN_BUDGET, build_mcp_server
     from ..serve.runner import Settings, build_service
@@ -63,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     service = build_service(settings)
     try:
         server = build_mcp_server(service, actor_id=actor, token_budget=budget)
-        sys.stderr.write(f"recallwise mcp: stdio over {args.store} for actor {actor!r}\n")
+        sys.stderr.write(f"recallwise mcp: stdio over {redact_url(args.store)} for actor {actor!r}\n")
         server.run("stdio")
     finally:
         service.close()

@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from ..errors import UsageError
+from ..extras import require_extra
+from ..stores.urls import redact_url
 from . import emit_json
 from .common import add_decider, add_embedder, add_json, add_store
-
-INSTALL_HINT = "pip install 'recallwise[serve]'"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +43,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "/preferences/{actorId})",
     )
     parser.add_argument("--max-body-bytes", type=int, default=1_000_000, help="default %(default)s")
-    parser.add_argument("--max-message-chars", type=int, default=16_000, help="default %(default)s")
+    parser.add_argument(
+        "--max-message-chars",
+        type=int,
+        default=16_000,
+        help="most characters of one text: a message, a record, a query (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-extract-chars",
+        type=int,
+        default=32_000,
+        help="most characters one POST /v1/events extracts memories from, all its messages together "
+        "(default %(default)s; past it: 413, nothing stored)",
+    )
+    parser.add_argument(
+        "--max-extract-memories",
+        type=int,
+        default=200,
+        help="most statements one POST /v1/events may extract, each embedded and consolidated "
+        "(default %(default)s; past it: 413, nothing stored)",
+    )
     parser.add_argument(
         "--max-batch", type=int, default=16, help="most texts per embedding batch (default 16)"
     )
@@ -63,9 +82,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ID",
         help="whose memory /mcp reads without --keys (default %(default)s; with keys: the key's label)",
     )
-    parser.add_argument("--log", metavar="FILE", help="decision log (SQLite) of every turn (default none)")
     parser.add_argument(
-        "--access-log", action="store_true", help="log every request (paths only, never keys)"
+        "--log",
+        metavar="FILE",
+        help="decision log (SQLite) of every turn, shown at /ui and GET /v1/decisions (default none)",
+    )
+    parser.add_argument(
+        "--log-content",
+        action="store_true",
+        help="the log keeps message and memory text (default: ids, numbers and decisions only)",
+    )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="one line per request on stderr: client, method, path with query, status (never keys)",
     )
     add_json(parser)
     parser.set_defaults(func=run)
@@ -83,7 +113,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("--keys", required=True, metavar="FILE", help="the keys file (YAML, or JSON by suffix)")
     new.add_argument("--tenant", required=True, help="the tenant the key acts for (letters, digits, _ or -)")
     new.add_argument(
-        "--scopes", default="recall,write", help="comma-separated: recall, write, admin (default %(default)s)"
+        "--scopes",
+        default="recall,write",
+        help="comma-separated: recall, write, admin (forget users), operator (/metrics, every "
+        "tenant's figures) (default %(default)s)",
     )
     new.add_argument("--id", dest="label", help="a label for the key (default TENANT-N)")
     add_json(new)
@@ -104,11 +137,10 @@ def _namespaces(values: list[str] | None) -> dict[str, str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        from ..serve.runner import Settings
-        from ..serve.runner import run as serve
-    except ImportError as exc:
-        raise UsageError(f"recallwise serve needs: {INSTALL_HINT} ({exc})") from exc
+    require_extra("serve", "recallwise serve")
+    from ..serve.runner import Settings
+    from ..serve.runner import run as serve
+
     settings = Settings(
         store=args.store,
         host=args.host,
@@ -118,10 +150,16 @@ def run(args: argparse.Namespace) -> int:
         decider=args.decider,
         decider_url=args.url,
         embedder=args.embedder,
-        limits={"max_body_bytes": args.max_body_bytes, "max_message_chars": args.max_message_chars},
+        limits={
+            "max_body_bytes": args.max_body_bytes,
+            "max_message_chars": args.max_message_chars,
+            "max_extract_chars": args.max_extract_chars,
+            "max_extract_memories": args.max_extract_memories,
+        },
         max_batch=args.max_batch,
         batch_embeddings=not args.no_batching,
         log=args.log,
+        log_content=args.log_content,
         access_log=args.access_log,
         mcp_token_budget=args.mcp_token_budget,
         mcp_actor=args.mcp_actor,
@@ -132,7 +170,14 @@ def run(args: argparse.Namespace) -> int:
 
     def ready(url: str, access: str) -> None:
         if args.json:
-            emit_json({"url": url, "store": settings.store, "access": access, "workers": settings.workers})
+            emit_json(
+                {
+                    "url": url,
+                    "store": redact_url(settings.store),
+                    "access": access,
+                    "workers": settings.workers,
+                }
+            )
 
     serve(settings, on_ready=ready)
     return 0

@@ -1,6 +1,7 @@
 """Decision backends behind the typed-question ("system one") contract.
 
-``make_decider(name)`` builds a registered backend; ``default_decider()`` is the offline
+``make_decider(name)`` builds a registered backend, ``from_spec(name, url)`` the one a
+``--decider`` / ``--url`` pair names (``none``: no decider); ``default_decider()`` is the offline
 embedded one. Any object with ``name`` and ``ask(state, questions)`` is a decider too.
 """
 
@@ -17,9 +18,6 @@ from .base import (
     Reply,
     as_decider,
     ask,
-    available_deciders,
-    make_decider,
-    register_decider,
 )
 from .embedded import EmbeddedDecider
 from .questions import (
@@ -31,10 +29,12 @@ from .questions import (
     parse_answers,
     validate_request,
 )
+from .registry import NO_DECIDER, available_deciders, from_spec, lazy_factory, make_decider, register_decider
 from .thresholds import DEFAULT_THRESHOLDS, Threshold, default_threshold
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "NO_DECIDER",
     "Answer",
     "BaseDecider",
     "Capabilities",
@@ -53,6 +53,7 @@ __all__ = [
     "available_deciders",
     "default_decider",
     "default_threshold",
+    "from_spec",
     "make_decider",
     "parse_answers",
     "register_decider",
@@ -77,11 +78,9 @@ def _embedded(**options: Any) -> BaseDecider:
 register_decider("embedded", _embedded)
 
 # Backends with optional extras or network peers: imported only when asked for by name.
-from .lazy import lazy_factory as _lazy  # noqa: E402
-
-register_decider("sparrow", _lazy("sparrow", "SparrowDecider", takes_url=False))
-register_decider("systemone", _lazy("systemone", "SystemOneDecider"))
-register_decider("openrouter", _lazy("openrouter", "OpenRouterDecider"))
-register_decider("sagemaker", _lazy("sagemaker", "SageMakerDecider"))
-register_decider("strands-local", _lazy("strands_local", "StrandsLocalDecider"))
-register_decider("llm", _lazy("llm", "LLMDecider"))
+register_decider("sparrow", lazy_factory("sparrow", "SparrowDecider", takes_url=False))
+register_decider("systemone", lazy_factory("systemone", "SystemOneDecider"))
+register_decider("openrouter", lazy_factory("openrouter", "OpenRouterDecider"))
+register_decider("sagemaker", lazy_factory("sagemaker", "SageMakerDecider"))
+register_decider("strands-local", lazy_factory("strands_local", "StrandsLocalDecider"))
+register_decider("llm", lazy_factory("llm", "LLMDecider"))

@@ -1,4 +1,5 @@
-"""The decider contract: one base class, the backend registry, and adapting foreign deciders.
+"""The decider contract: one base class, and adapting foreign deciders (the backends by name are in
+:mod:`recallwise.deciders.registry`).
 
 Every backend subclasses :class:`BaseDecider` and implements one method, :meth:`BaseDecider._answer`
 (the way ``httpx.BaseTransport`` has only ``handle_request``). Everything around it happens once,
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -36,9 +37,6 @@ __all__ = [
     "Reply",
     "as_decider",
     "ask",
-    "available_deciders",
-    "make_decider",
-    "register_decider",
     "truncate_state",
 ]
 
@@ -265,27 +263,6 @@ def ask(
 ) -> dict[str, Answer]:
     """Ask every question in one call and return validated answers (any decider)."""
     return as_decider(decider).decide(state, questions, hints).answers
-
-
-_FACTORIES: dict[str, Callable[..., Any]] = {}
-_LOCK = threading.Lock()
-
-
-def register_decider(name: str, factory: Callable[..., Any]) -> None:
-    """Make ``make_decider(name, **options)`` build a decider with ``factory(**options)``."""
-    with _LOCK:
-        _FACTORIES[name] = factory
-
-
-def available_deciders() -> list[str]:
-    return sorted(_FACTORIES)
-
-
-def make_decider(name: str, **options: Any) -> Any:
-    """Build the decision backend registered as ``name`` (``embedded``, ``sparrow``, ...)."""
-    if name not in _FACTORIES:
-        raise UsageError(f"unknown decider {name!r}; available: {', '.join(available_deciders())}")
-    return _FACTORIES[name](**options)
 
 
 def check_request(state: Any, questions: Mapping[str, Any]) -> dict[str, Question]:

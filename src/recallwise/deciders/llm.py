@@ -26,6 +26,7 @@ Options: ``url`` (``--url``, ``RECALLWISE_LLM_URL``; e.g. ``http://localhost:114
 from __future__ import annotations
 
 import math
+import os
 import string
 import threading
 from collections.abc import Iterable, Mapping
@@ -35,7 +36,6 @@ from typing import Any, Literal
 
 import httpx
 
-from .._renamed import getenv
 from ..errors import DeciderBadResponse, UsageError
 from ..http import HttpSettings, JsonClient, backend_error, token_count
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
@@ -176,7 +176,7 @@ class LLMDecider(BaseDecider):
         max_state_chars: int | None = 8_000,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        base = url or getenv("RECALLWISE_LLM_URL")
+        base = url or os.environ.get("RECALLWISE_LLM_URL")
         if not base:
             raise UsageError("the llm decider needs a URL: --url http://host:port/v1 or RECALLWISE_LLM_URL")
         if not base.startswith(("http://", "https://")):
@@ -187,8 +187,8 @@ class LLMDecider(BaseDecider):
             raise UsageError("llm: concurrency must be >= 1 and top_logprobs >= 2")
         self.mode = mode
         self.endpoint = self._endpoint(base.rstrip("/"), mode)
-        self.model = model or getenv("RECALLWISE_LLM_MODEL")
-        self.api_key = api_key if api_key is not None else getenv("RECALLWISE_LLM_API_KEY")
+        self.model = model or os.environ.get("RECALLWISE_LLM_MODEL")
+        self.api_key = api_key if api_key is not None else os.environ.get("RECALLWISE_LLM_API_KEY")
         self.concurrency = int(concurrency)
         self.top_logprobs = int(top_logprobs)
         self.max_state_chars = max_state_chars

@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from .._renamed import getenv
 from ..errors import DeciderBadResponse, DeciderError, DeciderTimeout, DeciderUnavailable, UsageError
+from ..extras import require_extra
 from ..http import backend_error, error_from_body, parse_json
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
 from .questions import Answer, Question
@@ -42,7 +42,6 @@ from .wire import answers_from_body, systemone_request
 
 __all__ = ["SageMakerDecider", "triton_request"]
 
-INSTALL_HINT = "pip install 'recallwise[sagemaker]'"
 INPUT_NAME = "REQUEST_JSON"
 OUTPUT_NAME = "RESPONSE_JSON"
 
@@ -71,12 +70,11 @@ def triton_request(systemone: Mapping[str, Any], input_name: str = INPUT_NAME) -
 
 
 def _import_boto() -> tuple[Any, Any, Any]:
-    try:
-        import boto3
-        import botocore.config
-        import botocore.exceptions
-    except ImportError as exc:
-        raise UsageError(f"the sagemaker decider needs boto3: {INSTALL_HINT}") from exc
+    require_extra("sagemaker", "the sagemaker decider")
+    import boto3
+    import botocore.config
+    import botocore.exceptions
+
     return boto3, botocore.config, botocore.exceptions
 
 
@@ -116,7 +114,7 @@ class SageMakerDecider(BaseDecider):
                 )
             else:
                 endpoint_name = endpoint_name or url
-        endpoint_name = endpoint_name or getenv("RECALLWISE_SAGEMAKER_ENDPOINT")
+        endpoint_name = endpoint_name or os.environ.get("RECALLWISE_SAGEMAKER_ENDPOINT")
         if not endpoint_name:
             raise UsageError(
                 "the sagemaker decider needs an endpoint: --url sagemaker://NAME?region=... "

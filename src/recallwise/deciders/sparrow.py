@@ -12,25 +12,23 @@ Options: ``model`` (``RECALLWISE_SPARROW_MODEL``; a bundled model name such as
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
-from .._renamed import getenv
 from ..errors import DeciderError, UsageError
+from ..extras import require_extra
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
 from .questions import Question
 from .wire import answers_from_body
 
 __all__ = ["SparrowDecider"]
 
-INSTALL_HINT = "pip install 'recallwise[sparrow]'"
-
 
 def _import_sparrow() -> Any:
-    try:
-        import sparrow_decider
-    except ImportError as exc:
-        raise UsageError(f"the sparrow decider needs sparrow-decider: {INSTALL_HINT}") from exc
+    require_extra("sparrow", "the sparrow decider")
+    import sparrow_decider
+
     return sparrow_decider
 
 
@@ -43,7 +41,7 @@ class SparrowDecider(BaseDecider):
 
     def __init__(self, model: str | None = None) -> None:
         sparrow = _import_sparrow()
-        model = model or getenv("RECALLWISE_SPARROW_MODEL") or None
+        model = model or os.environ.get("RECALLWISE_SPARROW_MODEL") or None
         try:
             self._model = sparrow.Decider.load(model)
         except FileNotFoundError as exc:

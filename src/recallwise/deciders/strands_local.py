@@ -23,21 +23,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .._renamed import getenv
 from ..errors import DeciderError, UsageError
+from ..extras import require_extra
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
 from .questions import Question
 from .wire import answers_from_body
 
 __all__ = ["StrandsLocalDecider", "find_checkpoint"]
 
-INSTALL_HINT = "pip install 'recallwise[strands-local]'"
 CONFIG_FILES = ("strands_decider_config.json", "hobson_config.json")
 
 
 def find_checkpoint(path: str | None) -> Path:
     """The checkpoint directory named by ``path`` (or the environment), checked to exist."""
-    raw = path or getenv("RECALLWISE_STRANDS_CHECKPOINT")
+    raw = path or os.environ.get("RECALLWISE_STRANDS_CHECKPOINT")
     if not raw:
         raise UsageError(
             "the strands-local decider needs a local checkpoint directory: "
@@ -89,14 +88,11 @@ class StrandsLocalDecider(BaseDecider):
         self, url: str | None = None, *, checkpoint: str | None = None, device: str | None = None
     ) -> None:
         self.checkpoint = find_checkpoint(checkpoint or url)
-        self.device = device or getenv("RECALLWISE_STRANDS_DEVICE") or "cpu"
-        try:
-            from strands_decider.infer import EngineConfig, SystemOneEngine
-            from strands_decider.modeling import StrandsDeciderModel
-        except ImportError as exc:
-            raise UsageError(
-                f"the strands-local decider needs strands-decider and torch: {INSTALL_HINT}"
-            ) from exc
+        self.device = device or os.environ.get("RECALLWISE_STRANDS_DEVICE") or "cpu"
+        require_extra("strands-local", "the strands-local decider")
+        from strands_decider.infer import EngineConfig, SystemOneEngine
+        from strands_decider.modeling import StrandsDeciderModel
+
         config = {}
         for name in CONFIG_FILES:
             if (self.checkpoint / name).is_file():

@@ -19,12 +19,12 @@ Options (``make_decider("systemone", ...)``, CLI flags, or environment variables
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
-from .._renamed import getenv
 from ..errors import UsageError
 from ..http import HttpSettings, JsonClient, token_count
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
@@ -64,14 +64,14 @@ class SystemOneDecider(BaseDecider):
         max_state_chars: int | None = DEFAULT_MAX_STATE_CHARS,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        base = url or getenv(self.url_env) or self.default_url
+        base = url or os.environ.get(self.url_env) or self.default_url
         if not base:
             raise UsageError(f"the {self.name} decider needs a URL: pass --url URL or set {self.url_env}")
         if not base.startswith(("http://", "https://")):
             raise UsageError(f"{self.name}: URL must start with http:// or https://, got {base!r}")
         self.endpoint = self._endpoint(base)
-        self.api_key = api_key if api_key is not None else getenv(self.key_env)
-        self.model = model or getenv(self.model_env) or self.default_model
+        self.api_key = api_key if api_key is not None else os.environ.get(self.key_env)
+        self.model = model or os.environ.get(self.model_env) or self.default_model
         self.max_state_chars = max_state_chars
         try:
             settings = HttpSettings(

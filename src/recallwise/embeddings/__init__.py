@@ -2,8 +2,8 @@
 
 An embedder is any object with ``name``, ``dimension`` and ``embed(texts) -> float32 array``
 of unit-length rows. Backends register by name (:func:`register_embedder`), and third-party
-packages add theirs through the ``recallwise.embedders`` entry-point group (see
-:func:`register_embedder`). Built in, all offline, none needing torch:
+packages add theirs through the ``recallwise.embedders`` entry-point group
+(:mod:`recallwise.registry`). Built in, all offline, none needing torch:
 
 - ``minilm-l6`` (the default): all-MiniLM-L6-v2 as int8 ONNX from a PyPI wheel; English.
 - ``multilingual`` (= ``use-multilingual-v3``): Google's Universal Sentence Encoder
@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from importlib import metadata
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import UsageError
+from ..registry import EMBEDDERS_GROUP, Registry
 from .hashing import HashingEmbedder
 
 __all__ = [
     "DEFAULT_EMBEDDER",
-    "ENTRY_POINT_GROUP",
     "MULTILINGUAL_EMBEDDER",
     "MULTILINGUAL_LANGUAGES",
     "Embedder",
@@ -61,8 +60,6 @@ MULTILINGUAL_LANGUAGES = (
     "zh-CN",
     "zh-TW",
 )
-#: third-party packages register embedders here: ``name = "package.module:factory"``
-ENTRY_POINT_GROUP = "recallwise.embedders"
 
 
 @runtime_checkable
@@ -77,62 +74,30 @@ class Embedder(Protocol):
         ...
 
 
-# name -> (factory, takes an argument: "name:ARGUMENT")
-_FACTORIES: dict[str, tuple[Callable[..., Embedder], bool]] = {}
+#: name -> (factory, whether it takes an argument: ``name:ARGUMENT``); an installed package's
+#: factory takes one, optionally (called with no argument, or the text after ``name:``)
+_REGISTRY: Registry[tuple[Callable[..., Embedder], bool]] = Registry(
+    "embedder", EMBEDDERS_GROUP, lambda factory: (factory, True)
+)
 _INSTANCES: dict[str, Embedder] = {}
 _LOCK = threading.RLock()
-_ENTRY_POINTS_LOADED = False
 
 
 def register_embedder(name: str, factory: Callable[..., Embedder], *, argument: bool = False) -> None:
     """Make ``make_embedder(name)`` build an embedder with ``factory()``.
 
     With ``argument=True`` the name is a prefix: ``make_embedder("name:REST")`` calls
-    ``factory("REST")`` (as ``onnx:/path/to/dir`` does).
-
-    A third-party package registers without being imported by declaring an entry point in
-    the ``recallwise.embedders`` group, e.g. in its ``pyproject.toml``::
-
-        [project.entry-points."recallwise.embedders"]
-        my-model = "my_package.embedding:make_my_model"
-
-    The entry point's name is the embedder name and its object the factory (called with no
-    argument, or with the text after ``my-model:`` when one is given).
+    ``factory("REST")`` (as ``onnx:/path/to/dir`` does). An installed package registers in the
+    ``recallwise.embedders`` entry-point group instead (:mod:`recallwise.registry`).
     """
     if not name or ":" in name:
         raise UsageError(f"embedder name {name!r} must be non-empty and contain no ':'")
-    with _LOCK:
-        _FACTORIES[name] = (factory, argument)
-
-
-def _load_entry_points() -> None:
-    """Register the embedders other installed packages declare (once, on first need)."""
-    global _ENTRY_POINTS_LOADED
-    with _LOCK:
-        if _ENTRY_POINTS_LOADED:
-            return
-        _ENTRY_POINTS_LOADED = True
-        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            if entry.name in _FACTORIES:
-                continue  # a built-in name is never replaced by an installed package
-
-            def factory(*args: Any, _entry: metadata.EntryPoint = entry) -> Embedder:
-                try:
-                    loaded = _entry.load()
-                except Exception as exc:
-                    raise UsageError(
-                        f"embedder {_entry.name!r} (entry point {_entry.value!r}) cannot be loaded: "
-                        f"{type(exc).__name__}: {exc}"
-                    ) from exc
-                return loaded(*args)
-
-            _FACTORIES[entry.name] = (factory, True)
+    _REGISTRY.register(name, (factory, argument))
 
 
 def available_embedders() -> list[str]:
     """Registered names; ``name:`` marks one that takes an argument (``onnx:/dir``)."""
-    _load_entry_points()
-    return sorted(f"{n}:" if takes else n for n, (_, takes) in _FACTORIES.items())
+    return sorted(f"{n}:" if takes else n for n, (_, takes) in _REGISTRY.items())
 
 
 def make_embedder(name: str | None = None) -> Embedder:
@@ -146,11 +111,10 @@ def make_embedder(name: str | None = None) -> Embedder:
         if name in _INSTANCES:
             return _INSTANCES[name]
         base, sep, argument = name.partition(":")
-        if base not in _FACTORIES:
-            _load_entry_points()
-        if base not in _FACTORIES:
+        found = _REGISTRY.find(base)
+        if found is None:
             raise UsageError(f"unknown embedder {name!r}; available: {', '.join(available_embedders())}")
-        factory, takes = _FACTORIES[base]
+        factory, takes = found
         if sep and not takes:
             raise UsageError(f"embedder {base!r} takes no argument (got {name!r})")
         if sep and not argument:

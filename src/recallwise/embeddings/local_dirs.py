@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
+from ..extras import require_extra
 from ..text import clean_text
 from .onnx_minilm import OnnxSentenceEmbedder, Pooling
 
@@ -187,12 +188,9 @@ def sentence_transformers_directory(argument: str) -> SentenceTransformersEmbedd
     # Never reach a model hub: a local path must load from the disk or fail.
     for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         os.environ[var] = "1"
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:
-        raise UsageError(
-            "embedder 'sentence-transformers:' needs: pip install 'recallwise[sentence-transformers]'"
-        ) from exc
+    require_extra("sentence-transformers", "embedder 'sentence-transformers:'")
+    from sentence_transformers import SentenceTransformer
+
     try:
         model = SentenceTransformer(str(directory), device="cpu", local_files_only=True)
     except Exception as exc:

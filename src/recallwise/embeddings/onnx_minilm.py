@@ -13,6 +13,7 @@ Neither wheel carries a tokenizer, so recallwise ships BERT's uncased WordPiece 
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,8 +21,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._renamed import getenv
 from ..errors import UsageError
+from ..extras import needs_extra
 from ..text import clean_text
 
 _VOCAB = Path(__file__).with_name("bert-base-uncased-vocab.txt")
@@ -104,14 +105,14 @@ class OnnxSentenceEmbedder:
             # onnxruntime's default (one intra-op thread per core) measured fastest here for a
             # single short query (3.8 ms vs 5.6 ms on one thread, 2 cores); override with
             # RECALLWISE_ONNX_THREADS when many turns run concurrently.
-            threads = self.threads or int(getenv("RECALLWISE_ONNX_THREADS", "0"))
+            threads = self.threads or int(os.environ.get("RECALLWISE_ONNX_THREADS", "0"))
             if threads:
                 options.intra_op_num_threads = threads
             # A server runs Python on the same cores between batches: onnxruntime's idle threads
             # spinning for the next run take those cores from it (measured: ~20% less server
             # CPU a turn with spinning off under 50 concurrent sessions). `recallwise serve` sets
             # RECALLWISE_ONNX_SPIN=0; a single-turn process keeps the default (lower latency).
-            if getenv("RECALLWISE_ONNX_SPIN", "1").strip() == "0":
+            if os.environ.get("RECALLWISE_ONNX_SPIN", "1").strip() == "0":
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(str(self.model_path), options, providers=["CPUExecutionProvider"])
             self._inputs = [i.name for i in session.get_inputs()]
@@ -169,5 +170,5 @@ def paraphrase_minilm_l3() -> OnnxSentenceEmbedder:
     if spec and spec.submodule_search_locations:
         path = Path(next(iter(spec.submodule_search_locations))) / "model" / "paraphrase-MiniLM-L3-v2.onnx"
     if path is None or not path.exists():
-        raise UsageError("embedder 'paraphrase-minilm-l3' needs: pip install 'recallwise[l3]'")
+        raise UsageError(needs_extra("embedder 'paraphrase-minilm-l3'", "l3"))
     return OnnxSentenceEmbedder("paraphrase-minilm-l3", path, max_length=128)

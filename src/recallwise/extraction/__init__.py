@@ -26,7 +26,13 @@ from .base import (
 )
 from .consolidate import DUPLICATE_COSINE, ConsolidationResult, consolidate
 from .llm import BedrockChat, ChatModel, LLMExtractor, OpenAIChat, parse_extraction
-from .pipeline import ExtractionResult, extract_and_store, extract_memories
+from .pipeline import (
+    ExtractionLimitError,
+    ExtractionLimits,
+    ExtractionResult,
+    extract_and_store,
+    extract_memories,
+)
 from .rules import RuleExtractor, third_person
 
 __all__ = [
@@ -40,6 +46,8 @@ __all__ = [
     "ConsolidationResult",
     "ExtractedMemory",
     "ExtractionError",
+    "ExtractionLimitError",
+    "ExtractionLimits",
     "ExtractionResult",
     "Extractor",
     "LLMExtractor",

@@ -1,34 +1,47 @@
-"""Consolidation: a repeated or updated memory replaces the old record instead of duplicating it.
+"""Consolidation: a repeated, reworded or updated memory changes the record instead of duplicating it.
 
-Facts (one record each):
+Facts (one record each), compared with the actor's stored facts and with the facts written
+earlier in the same run (so one conversation's near-duplicates merge too):
 
 * the same text again (case and spacing aside) -> nothing changes;
 * the same ``key`` (a single-valued slot such as ``"home city"``) with new text -> the old
-  record is replaced ("I moved to Toronto" replaces "The user lives in Vancouver.");
-* a near-paraphrase of an existing record (cosine of the store's embeddings at least
-  ``duplicate_cosine``) -> replaced by the newer wording;
+  record is replaced: a later fact replaces an earlier one ("I moved to Porto" replaces "The
+  user lives in Vancouver."), unless the new text only says less than the old (below);
+* the same fact with ``not`` / ``never`` added or taken away -> the newer one replaces the old
+  ("The user doesn't like horror movies." replaces "The user likes horror movies.");
+* the same fact in other words -- a near-paraphrase (cosine of the store's embeddings at least
+  ``duplicate_cosine``) or one whose content words are all in the other ("has been vegetarian
+  for ten years" holds "is vegetarian for ten years") -> one record, in the **more specific**
+  wording (more content words; the newer on a tie): the old record is replaced by a more
+  specific new one, and a less specific new one changes nothing;
 * otherwise -> a new record.
 
 Preferences are kept as one AgentCore-shaped record per context
 (``{"context", "preference", "categories"}``); each record remembers the statements it is
-made of (``metadata["clauses"]``). A new statement with the key of an existing statement in
-that context replaces it; a repeat changes nothing; anything else is added to the record.
-A record whose statements changed is replaced as a whole (new id, ``metadata["replaces"]``
-names the old one), which is how AgentCore reports an update too.
+made of (``metadata["clauses"]``). A new statement replaces the statement with its key, or the
+one it restates (the same rules as facts, by content words), keeping the more specific wording;
+a repeat changes nothing; anything else is added to the record. A record whose statements
+changed is replaced as a whole (new id, ``metadata["replaces"]`` names the old one), which is how
+AgentCore reports an update too.
+
+All new records of one run are embedded in at most two batches (facts, then preferences).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, Literal
 
 import numpy as np
 
 from ..records import MemoryRecord, resolve_namespace
 from ..stores.base import MemoryStore
+from ..stores.ranking import embed_missing
 from .base import DEFAULT_STRATEGIES, PREFERENCE, SEMANTIC, ExtractedMemory, Strategy, preference_blob
 
 __all__ = ["DUPLICATE_COSINE", "ConsolidationResult", "consolidate"]
@@ -66,6 +79,123 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().replace("\u2019", "'").split()).rstrip(".")
 
 
+_STOP = frozenset(
+    [
+        "the",
+        "user",
+        "user's",
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "so",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "about",
+        "as",
+        "into",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "would",
+        "will",
+        "can",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "some",
+        "any",
+        "very",
+        "really",
+        "just",
+        "also",
+        "still",
+        "when",
+        "while",
+        "if",
+        "than",
+        "then",
+        "there",
+        "here",
+        "one",
+    ]
+)
+_NEGATION = frozenset({"not", "no", "never"})
+
+
+@lru_cache(maxsize=16384)
+def _lemma(word: str) -> str:
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    for upos in ("VERB", "NOUN", "ADJ", "AUX"):
+        if upos in lemmas:
+            return lemmas[upos][0].lower()
+    return word
+
+
+@lru_cache(maxsize=16384)
+def content_words(text: str) -> frozenset[str]:
+    """The lemmas of a memory's content words ("n't" counts as "not")."""
+    words = re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower().replace("\u2019", "'"))
+    out: set[str] = set()
+    for word in words:
+        if word.endswith("n't"):
+            out.add("not")
+            word = word[:-3]
+        word = word.split("'", 1)[0]
+        if word and word not in _STOP:
+            out.add(_lemma(word))
+    return frozenset(out)
+
+
+Relation = Literal["same", "more specific", "less specific", "negated", "different"]
+
+
+def relation(new: str, old: str, cosine: float | None = None, threshold: float = 1.01) -> Relation:
+    """How a new memory text stands to an old one (see the module docstring)."""
+    if _norm(new) == _norm(old):
+        return "same"
+    a, b = content_words(new), content_words(old)
+    if a and b and a ^ b and (a ^ b) <= _NEGATION:
+        return "negated"
+    if (cosine is not None and cosine >= threshold) or (min(len(a), len(b)) >= 2 and (a <= b or b <= a)):
+        return "more specific" if len(a) >= len(b) else "less specific"
+    return "different"
+
+
 def consolidate(
     store: MemoryStore,
     actor_id: str,
@@ -74,14 +204,18 @@ def consolidate(
     strategies: Sequence[Strategy] = DEFAULT_STRATEGIES,
     duplicate_cosine: float = DUPLICATE_COSINE,
     source: str = "",
+    vectors: Mapping[str, np.ndarray] | None = None,
 ) -> ConsolidationResult:
-    """Write ``memories`` (oldest first) into ``store`` for ``actor_id``, merging with what is there."""
+    """Write ``memories`` (oldest first) into ``store`` for ``actor_id``, merging with what is there.
+
+    ``vectors``: the memories' texts already embedded (the write path embeds them before it takes
+    the actor's write lock); the texts missing from it are embedded here."""
     result = ConsolidationResult()
     by_kind = {s.kind: resolve_namespace(s.namespace, actor_id=actor_id) for s in strategies}
     facts = [m for m in memories if m.kind == SEMANTIC]
     preferences = [m for m in memories if m.kind == PREFERENCE]
     if facts and SEMANTIC in by_kind:
-        _facts(store, actor_id, by_kind[SEMANTIC], facts, duplicate_cosine, source, result)
+        _facts(store, actor_id, by_kind[SEMANTIC], facts, duplicate_cosine, source, result, vectors or {})
     if preferences and PREFERENCE in by_kind:
         _preferences(store, actor_id, by_kind[PREFERENCE], preferences, source, result)
     return result
@@ -114,13 +248,16 @@ def _facts(
     threshold: float,
     source: str,
     result: ConsolidationResult,
+    vectors: Mapping[str, np.ndarray],
 ) -> None:
     existing = store.list_records(namespace, actor_id=actor_id)
     missing = [r for r in existing if r.embedding is None]
     if missing:  # e.g. a hosted store that does not hand vectors back
         for record, vector in zip(missing, store.embedder.embed([r.rendered for r in missing]), strict=True):
             record.embedding = vector
-    new_vectors = store.embedder.embed([m.text for m in memories])
+    todo = list(dict.fromkeys(m.text for m in memories if m.text not in vectors))
+    known = {**vectors, **dict(zip(todo, store.embedder.embed(todo), strict=True))} if todo else vectors
+    new_vectors = [known[m.text] for m in memories]
     for memory, vector in zip(memories, new_vectors, strict=True):
         text = memory.text.strip()
         if any(_norm(r.text) == _norm(text) for r in existing):
@@ -137,12 +274,24 @@ def _facts(
         target = None
         if memory.key:
             target = next((r for r in existing if r.metadata.get("key") == memory.key), None)
+            if target is not None and relation(text, target.text) == "less specific":
+                result.unchanged += 1  # "lives in Vancouver" after "lives in Vancouver, Canada"
+                continue
         if target is None and existing:
             matrix = np.stack([np.asarray(r.embedding, dtype=np.float32) for r in existing])
             cosines = matrix @ np.asarray(vector, dtype=np.float32)
-            best = int(np.argmax(cosines))
-            if float(cosines[best]) >= threshold:
-                target = existing[best]
+            for index in np.argsort(-cosines):
+                found = relation(text, existing[index].text, float(cosines[index]), threshold)
+                if found == "less specific":
+                    break
+                if found != "different":
+                    target = existing[int(index)]
+                    break
+            else:
+                found = "different"
+            if found == "less specific":  # what the store already says, said more precisely
+                result.unchanged += 1
+                continue
         if target is not None:
             _replace(store, target, record, result)
             existing = [r for r in existing if r.id != target.id]
@@ -197,6 +346,7 @@ def _preferences(
     for memory in memories:
         assert memory.context is not None
         groups.setdefault(memory.context.strip().lower(), []).append(memory)
+    writes: list[tuple[MemoryRecord | None, MemoryRecord]] = []
     for context_key, group in groups.items():
         old = existing.get(context_key)
         context: str
@@ -213,9 +363,16 @@ def _preferences(
             if any(_norm(str(c.get("text", ""))) == _norm(text) for c in clauses):
                 result.unchanged += 1
                 continue
-            same_key = next((c for c in clauses if memory.key and c.get("key") == memory.key), None)
-            if same_key is not None:
-                same_key["text"] = text
+            related = [(c, relation(text, str(c.get("text", "")))) for c in clauses]
+            if any(found == "less specific" for _, found in related):
+                result.unchanged += 1
+                continue
+            target = next((c for c in clauses if memory.key and c.get("key") == memory.key), None)
+            if target is None:
+                target = next((c for c, found in related if found != "different"), None)
+            if target is not None:
+                target["text"] = text
+                target["key"] = memory.key or target.get("key")
             else:
                 clauses.append({"key": memory.key, "text": text})
             for category in memory.categories:
@@ -237,11 +394,14 @@ def _preferences(
                 "updated_at": time.time(),
             },
         )
-        if old is None:
-            store.add_records([record])
-            result.added.append(record)
-        else:
-            _replace(store, old[0], record, result)
+        writes.append((old[0] if old is not None else None, record))
         parsed = _clauses_of(record)
         assert parsed is not None
         existing[context_key] = (record, *parsed)
+    embed_missing(store.embedder, [record for _, record in writes])  # one batch for the run
+    for previous, record in writes:
+        if previous is None:
+            store.add_records([record])
+            result.added.append(record)
+        else:
+            _replace(store, previous, record, result)

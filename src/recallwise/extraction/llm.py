@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from ..extras import require_extra
 from ..http import ErrorTypes, HttpSettings, JsonClient
 from ..records import Event
 from .base import PREFERENCE, SEMANTIC, ExtractedMemory, ExtractionError
@@ -115,10 +116,9 @@ class BedrockChat:
         max_tokens: int = 2000,
         temperature: float = 0.0,
     ) -> None:
-        try:
-            import boto3
-        except ImportError as exc:  # pragma: no cover - boto3 ships with the agentcore extra
-            raise ExtractionError("BedrockChat needs boto3: pip install 'recallwise[agentcore]'") from exc
+        require_extra("agentcore", "BedrockChat", ("boto3",))
+        import boto3
+
         session = boto_session or boto3.Session(region_name=region)
         self._client = session.client("bedrock-runtime", region_name=region or session.region_name)
         self.model_id = model_id

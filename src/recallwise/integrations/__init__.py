@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ..errors import UsageError
+from ..extras import require_extra
 
 __all__ = [
     "GatedAgentCoreMemorySessionManager",
@@ -58,8 +58,5 @@ def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module_name, extra = _WHERE[name]
-    try:
-        module = importlib.import_module(f"{__name__}.{module_name}")
-    except ImportError as exc:
-        raise UsageError(f"{name} needs: pip install 'recallwise[{extra}]' ({exc})") from exc
-    return getattr(module, name)
+    require_extra(extra, name)
+    return getattr(importlib.import_module(f"{__name__}.{module_name}"), name)

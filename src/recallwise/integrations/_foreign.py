@@ -1,4 +1,5 @@
-"""What the Strands, LangGraph, ADK and mem0 gates share: one RecallPolicy serving many framework searches.
+"""What the framework gates share: the same keywords (:class:`FrameworkGate`), and one RecallPolicy
+serving many framework searches.
 
 A framework's search carries its own scope that the policy's namespaces do not: which Strands
 stores were asked and for how many entries, a LangGraph namespace prefix and filter, an ADK app
@@ -12,26 +13,31 @@ names a person can read in traces (a store's name, the inner store's type), not 
 from __future__ import annotations
 
 import asyncio
-import warnings
+import math
+import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from types import MappingProxyType
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import numpy as np
 
+from ..deciders import Decider, default_decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
-from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
-from ..policy.config import threshold_options
+from ..policy import DecisionLog, Recall, RecallOptions, RecallPolicy, RecallStats
+from ..policy.options import shorthand_value, with_shorthand
 from ..records import MemoryRecord, SearchHit, score_from_cosine
 from ..stores.base import Searcher, SearchRequest
 
 __all__ = [
+    "DEFAULT_DECIDER",
     "NO_BUDGET",
     "SCOPE",
-    "Keep",
+    "FrameworkGate",
+    "GateKeywords",
     "at_most",
+    "check_over_fetch",
     "foreign_owned",
-    "foreign_policy",
     "gate_options",
     "kept_in_order",
     "lazy_embedder",
@@ -42,7 +48,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-Keep = Literal["absolute", "relative", "both"]
 
 #: A gate returns the framework's own items, not the policy's packed context block: no size
 #: budget may drop or cut a kept record (the framework, or the model, reads what comes back).
@@ -78,56 +83,131 @@ def run_sync(call: Coroutine[Any, Any, T]) -> T:
     raise UsageError("this memory is async: on a thread running an event loop, use `await policy.arecall`")
 
 
+class _DefaultDecider:
+    """The ``decider`` of a gate when it is left out: the offline embedded one."""
+
+    def __repr__(self) -> str:
+        return "<the embedded decider>"
+
+
+#: A gate's ``decider`` left out: the offline embedded decider (``None`` makes it transparent).
+DEFAULT_DECIDER: Any = _DefaultDecider()
+
+
 def gate_options(
-    what: str,
-    options: RecallOptions | None,
-    *,
-    given: Mapping[str, Any] | None = None,
-    owned: Mapping[str, Any] | None = None,
-    thresholds: Mapping[str, float] | None = None,
-    why: str = "",
-    stacklevel: int = 3,
+    what: str, options: RecallOptions | None, *, owned: Mapping[str, Any], why: str
 ) -> RecallOptions:
     """The options a framework gate's policy runs with: the caller's ``options`` (a
-    :class:`RecallOptions`, the same object a policy takes), then the flat keywords the caller
-    gave the gate (``given``: ``keep=``, ``max_records=``; a None is not given), then what the gate
-    sets itself (``owned``, flat names). The caller setting an owned option is a
-    :class:`UsageError` saying ``why`` the gate owns it, never a silent override.
-
-    ``thresholds`` is the old ``{"gate": p, ...}`` dialect: still read, with a DeprecationWarning.
-    """
+    :class:`RecallOptions`, the same object a policy takes) with what the gate sets itself
+    (``owned``, by shorthand name). The caller setting an owned option is a :class:`UsageError`
+    saying ``why`` the gate owns it, never a silent override."""
     if options is not None and not isinstance(options, RecallOptions):
         raise UsageError(f"{what}(options=...) must be a recallwise.RecallOptions, got {options!r}")
-    flat = {name: value for name, value in (given or {}).items() if value is not None}
-    if thresholds is not None:
-        warnings.warn(
-            f"{what}(thresholds={{...}}) is deprecated: pass options=RecallOptions(thresholds="
-            "ThresholdOptions(gate=..., judge=...)), with the same role names",
-            DeprecationWarning,
-            stacklevel=stacklevel,
-        )
-        flat = {**threshold_options(thresholds), **flat}  # an unknown role fails here
     base = options if options is not None else RecallOptions()
     default = RecallOptions()
-    clash = sorted(n for n in (owned or {}) if n in flat or base.flat(n) != default.flat(n))
+    clash = sorted(n for n in owned if shorthand_value(base, n) != shorthand_value(default, n))
     if clash:
         raise UsageError(f"{what} sets {', '.join(clash)} itself{why}")
-    return base.replace(**flat, **(owned or {}))
+    return with_shorthand(base, owned)
 
 
-def foreign_policy(
-    searcher: Searcher,
-    decider: Any,
-    namespace: str,
-    *,
-    options: RecallOptions,
-    stats: RecallStats | None,
-    log: Any = None,
-) -> RecallPolicy:
-    """The policy of a LangGraph, ADK or mem0 gate: one namespace (the inner memory)."""
-    return RecallPolicy(
-        searcher, decider=decider, namespaces=[namespace], options=options, stats=stats, log=log
-    )
+def check_over_fetch(over_fetch: Any) -> float:
+    """A gate's ``over_fetch`` (a number >= 1): the framework's memory is asked for that many times
+    the entries the framework asked for, so the judge can reach ones the memory ranked lower."""
+    if isinstance(over_fetch, bool) or not (
+        isinstance(over_fetch, (int, float)) and math.isfinite(over_fetch) and over_fetch >= 1
+    ):
+        raise UsageError(f"over_fetch must be a number >= 1, got {over_fetch!r}")
+    return float(over_fetch)
+
+
+class GateKeywords(TypedDict, total=False):
+    """The keywords every framework gate takes, with the same types and meaning on each (a gate's
+    ``**gate`` is these; the AgentCore drop-in, whose ``**`` is upstream's, names them one by one).
+    """
+
+    #: the decision backend; left out: the offline embedded one; ``None``: transparent (every call
+    #: goes straight to the framework's memory: the stock behaviour, the control arm)
+    decider: Decider | Any | None
+    #: the one place thresholds, the keep rule, limits and timeouts are given; what the gate sets
+    #: itself is refused with a UsageError naming it
+    options: RecallOptions | None
+    #: recallwise's embedder for the query and the memories' text
+    embedder: Embedder | None
+    #: the counters to add to (share one between gates to pool counts); ``gate.stats`` either way
+    stats: RecallStats | None
+    #: the opt-in decision log (a path), as ``RecallPolicy(log=...)``
+    log: DecisionLog | str | os.PathLike[str] | None
+
+
+class FrameworkGate:
+    """What every framework gate is: a policy in front of a framework's memory, configured by
+    :class:`GateKeywords` on every gate (Strands' ``MemoryGate``, the AgentCore drop-in, LangGraph's
+    ``GatedStore``, ADK's ``GatedMemoryService``, ``GatedMem0``).
+
+    :attr:`stats` counts what it did (``stats.report()`` puts errors first); :attr:`policy` decides
+    the gated calls (None when transparent); :attr:`last_recall` is the most recent decision
+    (trace included); :meth:`close` releases the policy's worker threads. A gate says in ``_owned``
+    (shorthand names) which options it sets itself, and in ``_why`` why.
+    """
+
+    _owned: Mapping[str, Any] = MappingProxyType({})
+    _why: str = ""
+
+    decider: Decider | Any | None
+    options: RecallOptions
+    stats: RecallStats
+    policy: RecallPolicy | None
+    last_recall: Recall | None
+
+    def _configure(self, owned: Mapping[str, Any] | None = None, **gate: Unpack[GateKeywords]) -> None:
+        """Set what every gate has (a gate's ``__init__`` calls it first, so a wrong keyword fails
+        before anything is built); ``owned`` replaces the class's ``_owned`` for this gate."""
+        what = type(self).__name__
+        unknown = sorted(set(gate) - set(GateKeywords.__annotations__))
+        if unknown:  # what a signature would refuse: a misspelt keyword must not pass unseen
+            raise TypeError(
+                f"{what}() got unexpected keyword argument(s) {', '.join(unknown)}; a gate takes "
+                f"{', '.join(GateKeywords.__annotations__)} and its own"
+            )
+        self.options = gate_options(
+            what, gate.get("options"), owned=self._owned if owned is None else owned, why=self._why
+        )
+        decider = gate.get("decider", DEFAULT_DECIDER)
+        self.decider = default_decider() if decider is DEFAULT_DECIDER else decider
+        given = gate.get("stats")
+        self.stats = given if given is not None else RecallStats()
+        if self.decider is None:
+            self.stats.decider = None
+        self.policy = None
+        self.last_recall = None
+        #: the embedder given (None: the gate's default)
+        self._embedder = gate.get("embedder")
+        self._log = gate.get("log")
+
+    def _policy_over(
+        self,
+        searcher: Searcher,
+        namespaces: Sequence[str] | Mapping[str, str],
+        options: RecallOptions | None = None,
+    ) -> RecallPolicy | None:
+        """The gate's policy over ``searcher`` (None when transparent). Its namespaces are names a
+        person can read in traces and the decision log: the inner memory's type, a store's name."""
+        if self.decider is None:
+            return None
+        return RecallPolicy(
+            searcher,
+            decider=self.decider,
+            namespaces=namespaces,
+            options=options if options is not None else self.options,
+            stats=self.stats,
+            log=self._log,
+        )
+
+    def close(self) -> None:
+        """Release the gate's worker threads (the framework's memory is the caller's to close)."""
+        if self.policy is not None:
+            self.policy.close()
 
 
 def foreign_owned(top_k: int) -> dict[str, Any]:

@@ -36,24 +36,18 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
-from google.adk.memory import BaseMemoryService, InMemoryMemoryService
-from google.adk.memory.base_memory_service import SearchMemoryResponse
-from google.adk.memory.memory_entry import MemoryEntry
-from google.genai import types
-
-from ..deciders import Decider, default_decider
 from ..embeddings import Embedder
 from ..errors import InvalidIdError, UsageError
-from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats
+from ..extras import extra_imports
+from ..policy import RecallStats
 from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.base import MemoryStore, Query, SearchRequest
 from ._foreign import (
-    Keep,
+    FrameworkGate,
+    GateKeywords,
     foreign_owned,
-    foreign_policy,
-    gate_options,
     kept_in_order,
     lazy_embedder,
     run_sync,
@@ -62,9 +56,14 @@ from ._foreign import (
     score_hits,
 )
 
-__all__ = ["GatedMemoryService", "RecallwiseMemoryService", "entry_text"]
+with extra_imports("adk", "recallwise.integrations.adk"):
+    from google.adk.memory import BaseMemoryService, InMemoryMemoryService
+    from google.adk.memory.base_memory_service import SearchMemoryResponse
+    from google.adk.memory.memory_entry import MemoryEntry
+    from google.genai import types
 
-_DEFAULT: Any = object()
+
+__all__ = ["GatedMemoryService", "RecallwiseMemoryService", "entry_text"]
 
 
 def entry_text(entry: MemoryEntry) -> str:
@@ -95,86 +94,32 @@ class _Ask:
     found: dict[str, MemoryEntry] = field(default_factory=dict)
 
 
-class GatedMemoryService(BaseMemoryService):
+class GatedMemoryService(BaseMemoryService, FrameworkGate):
     """An ADK memory service that gates and judges ``inner``'s ``search_memory``.
 
-    Keyword arguments:
-
-    * ``decider`` -- the decision backend; left out = the offline embedded one; ``None`` =
-      transparent (every call goes straight to ``inner``);
-    * ``top_k`` -- at most this many of the memories the service returns are judged (ADK's
-      services return their own count: ``InMemoryMemoryService`` up to 10);
-    * ``options`` -- a :class:`~recallwise.RecallOptions`, as a policy takes (thresholds, keep
-      rule, timeouts, ...); ``keep`` and ``max_records`` are shorthand for its fields. The gate
-      sets how deep it searches and the context budget itself.
-    * ``thresholds`` -- deprecated: ``options=RecallOptions(thresholds=ThresholdOptions(...))``;
-    * ``embedder`` -- recallwise's embedder for the query and the memories' text;
-    * ``stats`` -- a :class:`~recallwise.RecallStats` to count into; ``log`` -- the opt-in
-      decision log (a path), as ``RecallPolicy(log=...)``.
-
-    :attr:`last_recall` holds the most recent gated decision (trace included).
+    The keywords every gate takes (:class:`~recallwise.integrations._foreign.GateKeywords`):
+    ``decider``, ``options``, ``embedder``, ``stats``, ``log``. Its own: ``top_k``, at most this
+    many of the memories the service returns are judged (ADK's services return their own count:
+    ``InMemoryMemoryService`` up to 10); the gate sets how deep it searches and the context budget
+    from it.
     """
 
-    def __init__(
-        self,
-        inner: BaseMemoryService,
-        *,
-        decider: Decider | Any | None = _DEFAULT,
-        top_k: int = 10,
-        options: RecallOptions | None = None,
-        keep: Keep | None = None,
-        max_records: int | None = None,
-        thresholds: Mapping[str, float] | None = None,
-        embedder: Embedder | None = None,
-        stats: RecallStats | None = None,
-        log: Any = None,
-    ) -> None:
+    _why = ": its top_k= says how many memories are judged"
+
+    def __init__(self, inner: BaseMemoryService, *, top_k: int = 10, **gate: Unpack[GateKeywords]) -> None:
         if not isinstance(inner, BaseMemoryService):
             raise TypeError(f"GatedMemoryService wraps an ADK BaseMemoryService, got {type(inner).__name__}")
+        self._configure(foreign_owned(top_k), **gate)
         self.inner = inner
-        self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
-        #: what the gate's policy runs with (``options`` and the shorthand keywords)
-        self.options = gate_options(
-            "GatedMemoryService",
-            options,
-            given={"keep": keep, "max_records": max_records},
-            owned=foreign_owned(top_k),
-            thresholds=thresholds,
-            why=": its top_k= says how many memories are judged",
-        )
-        self.last_recall: Recall | None = None
-        self._stats = stats if stats is not None else RecallStats()
-        self._searcher = _ServiceSearcher(inner, lazy_embedder(embedder), self._stats)
-        #: the policy deciding the gated searches (None when ``decider=None``: transparent)
-        self.policy: RecallPolicy | None = None
-        if self.decider is not None:
-            # one namespace, named after the inner service: what traces and the decision log show
-            self.policy = foreign_policy(
-                self._searcher,
-                self.decider,
-                type(inner).__name__,
-                options=self.options,
-                stats=self._stats,
-                log=log,
-            )
-        else:
-            self._stats.decider = None
-
-    @property
-    def stats(self) -> RecallStats:
-        """Counters of the gated searches; ``.report()`` puts errors first."""
-        return self._stats
+        self._searcher = _ServiceSearcher(inner, lazy_embedder(self._embedder), self.stats)
+        # one namespace, named after the inner service: what traces and the decision log show
+        self.policy = self._policy_over(self._searcher, [type(inner).__name__])
 
     def __getattr__(self, name: str) -> Any:
         # only called for names this object lacks: a service's own extras pass through
         if name in ("inner", "policy"):
             raise AttributeError(name)
         return getattr(self.inner, name)
-
-    def close(self) -> None:
-        """Release the gate's worker threads (the inner service is the caller's)."""
-        if self.policy is not None:
-            self.policy.close()
 
     # ---- the one gated call -----------------------------------------------------------------
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:

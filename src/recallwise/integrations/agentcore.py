@@ -34,55 +34,56 @@ reported in the turn's trace and nothing is injected that turn.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
-from bedrock_agentcore.memory.integrations.strands.config import RetrievalConfig
-from bedrock_agentcore.memory.integrations.strands.session_manager import AgentCoreMemorySessionManager
-from botocore.exceptions import ParamValidationError
-from strands.experimental.bidi import BidiAgent
-from strands.hooks import MessageAddedEvent
-
-from ..deciders import Decider, default_decider
+from ..deciders import Decider
 from ..embeddings import Embedder, default_embedder
 from ..errors import InvalidIdError, UsageError
-from ..policy import Recall, RecallOptions, RecallPolicy, RecallStats, message_text
+from ..extras import extra_imports
+from ..policy import DecisionLog, RecallOptions, RecallPolicy, RecallStats, message_text
+from ..policy.options import FLAT_NAMES, with_shorthand
 from ..policy.pack import CLOSE_TAG, OPEN_TAG, count_tokens
-from ..policy.stages import KeepRule
 from ..records import MemoryRecord, SearchHit, validate_id
 from ..stores.agentcore import AgentCoreError
 from ..stores.base import SearchRequest
-from ._foreign import gate_options
+from ._foreign import DEFAULT_DECIDER, FrameworkGate
+
+with extra_imports("agentcore", "recallwise.integrations.agentcore"):
+    from bedrock_agentcore.memory.integrations.strands.config import RetrievalConfig
+    from bedrock_agentcore.memory.integrations.strands.session_manager import AgentCoreMemorySessionManager
+    from botocore.exceptions import ParamValidationError
+    from strands.experimental.bidi import BidiAgent
+    from strands.hooks import MessageAddedEvent
+
 
 __all__ = ["GatedAgentCoreMemorySessionManager"]
 
 logger = logging.getLogger(__name__)
 
-_DEFAULT = object()
 _RETRIEVE_EVENT = "after-call.bedrock-agentcore.RetrieveMemoryRecords"
 _PARAMS_EVENT = "provide-client-params.bedrock-agentcore.RetrieveMemoryRecords"
 
 
-class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
+class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager, FrameworkGate):
     """``AgentCoreMemorySessionManager`` with recallwise's gate and judge in front of retrieval.
 
-    Extra keyword arguments (everything else is upstream's):
-
-    * ``decider`` -- the decision backend; ``None`` = upstream behaviour exactly; left out =
-      the offline embedded decider;
-    * ``options`` -- a :class:`~recallwise.RecallOptions`, as a policy takes (thresholds, keep
-      rule, timeouts, ...; the decider's measured thresholds where it sets none); ``keep`` and
-      ``max_records`` are shorthand for its fields. The manager searches each namespace as deep
-      as its ``RetrievalConfig`` says;
-    * ``thresholds`` -- deprecated: ``options=RecallOptions(thresholds=ThresholdOptions(...))``;
-    * ``stats`` -- a :class:`~recallwise.policy.RecallStats` to count into (share one between
-      managers to pool counts); :attr:`stats` either way;
-    * ``namespace_descriptions`` -- ``{namespace template: what it holds}`` for two or more
-      namespaces lets the decider route a turn to the namespaces worth searching;
-    * ``embedder`` -- the local embedder for deciders that use a query vector.
+    Upstream's arguments, positional and keyword (``converter=`` and the rest), are upstream's. The
+    keywords every gate takes (:class:`~recallwise.integrations._foreign.FrameworkGate`):
+    ``decider`` (``None`` = upstream behaviour exactly), ``options`` (the decider's measured
+    thresholds where it sets none; the manager searches each namespace as deep as its
+    ``RetrievalConfig`` says), ``embedder`` (the local one, for deciders that use a query vector),
+    ``stats``, ``log``. Its own: ``namespace_descriptions``, ``{namespace template: what it
+    holds}`` for two or more namespaces, lets the decider route a turn to the namespaces worth
+    searching.
     """
+
+    _owned = MappingProxyType({"top_k": 10})
+    _why = ": each RetrievalConfig's top_k says how deep its namespace is searched"
 
     def __init__(
         self,
@@ -91,28 +92,26 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
         boto_session: Any = None,
         boto_client_config: Any = None,
         *,
-        decider: Decider | Any | None = _DEFAULT,
+        decider: Decider | Any | None = DEFAULT_DECIDER,
         options: RecallOptions | None = None,
-        thresholds: Mapping[str, float] | None = None,
-        stats: RecallStats | None = None,
-        keep: KeepRule | None = None,
-        max_records: int | None = None,
-        namespace_descriptions: Mapping[str, str] | None = None,
         embedder: Embedder | None = None,
-        **kwargs: Any,
+        stats: RecallStats | None = None,
+        log: DecisionLog | str | os.PathLike[str] | None = None,
+        namespace_descriptions: Mapping[str, str] | None = None,
+        **upstream_keywords: Any,
     ) -> None:
-        # checked here, before any AWS call (an unknown threshold role, a misspelt option)
-        #: what the gated retrieval's policy runs with (``options`` and the shorthand keywords)
-        self.options = gate_options(
-            "GatedAgentCoreMemorySessionManager",
-            options,
-            given={"keep": keep, "max_records": max_records},
-            owned={"top_k": 10},
-            thresholds=thresholds,
-            why=": each RetrievalConfig's top_k says how deep its namespace is searched",
-        )
+        # checked here, before any AWS call (a misspelt option, one the manager sets itself)
+        misplaced = sorted(k for k in upstream_keywords if k in FLAT_NAMES or k == "thresholds")
+        if misplaced:  # upstream would take them and say nothing
+            raise UsageError(
+                f"GatedAgentCoreMemorySessionManager: {', '.join(misplaced)} is not an upstream keyword; "
+                "recallwise's options go in options=RecallOptions(...)"
+            )
+        self._configure(decider=decider, options=options, embedder=embedder, stats=stats, log=log)
         try:
-            super().__init__(agentcore_memory_config, region_name, boto_session, boto_client_config, **kwargs)
+            super().__init__(
+                agentcore_memory_config, region_name, boto_session, boto_client_config, **upstream_keywords
+            )
         except ParamValidationError as exc:
             # A placeholder or mistyped id ("MEMORY_ID") fails botocore's checks on the first call
             # upstream makes: one clear line instead of a traceback. (The id is not checked before
@@ -123,22 +122,17 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
                 f"{' '.join(str(exc).split())} (an AgentCore memory id looks like my_memory-a1B2c3D4e5; "
                 "see `aws bedrock-agentcore-control list-memories`)"
             ) from None
-        self.decider: Decider | Any | None = default_decider() if decider is _DEFAULT else decider
-        self.stats = stats if stats is not None else RecallStats()
-        if self.decider is None:
-            self.stats.decider = None
-        self.keep = self.options.keep.rule
-        self.max_records = self.options.limits.max_records
         self.namespace_descriptions = dict(namespace_descriptions or {})
-        self._embedder = embedder
-        #: the most recent gated decision (context, kept records, trace); None in the stock mode
-        self.last_recall: Recall | None = None
-        self._policy: RecallPolicy | None = None
         self._policy_key: tuple[Any, ...] | None = None
         self._local = threading.local()
         self._stock_lock = threading.Lock()
         self._stock_calls: list[tuple[str, list[dict[str, Any]] | None, str | None]] = []
         self._listen_to_data_plane()
+
+    def close(self) -> None:
+        """Upstream's ``close`` (pending messages flushed), then the gate's worker threads released."""
+        super().close()
+        FrameworkGate.close(self)
 
     # ---- seeing the errors retrieve_memories swallows ----------------------------------------
     def _listen_to_data_plane(self) -> None:
@@ -301,22 +295,19 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager):
         if not configs:
             return None
         key = tuple((ns, c.top_k, c.relevance_score, descriptions[ns]) for ns, c in configs.items())
-        if self._policy is None or key != self._policy_key:
-            if self._policy is not None:
-                self._policy.close()
-            store = _RetrievalView(self, configs)
+        if self.policy is None or key != self._policy_key:
+            if self.policy is not None:
+                self.policy.close()
             namespaces: Any = (
                 descriptions if sum(1 for d in descriptions.values() if d) >= 2 else list(configs)
             )
-            self._policy = RecallPolicy(
-                store,
-                decider=self.decider,
-                namespaces=namespaces,
-                stats=self.stats,
-                options=self.options.replace(top_k=max(c.top_k for c in configs.values())),
+            self.policy = self._policy_over(
+                _RetrievalView(self, configs),
+                namespaces,
+                with_shorthand(self.options, {"top_k": max(c.top_k for c in configs.values())}),
             )
             self._policy_key = key
-        return self._policy
+        return self.policy
 
     def _fetch(self, namespace: str, query: str, top_k: int) -> list[dict[str, Any]]:
         """Upstream's retrieval call for one namespace, raising when the service refused it."""

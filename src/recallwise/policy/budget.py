@@ -2,7 +2,7 @@
 
 The judge is what decides which records go into the prompt, so the gated arm searches deeper
 than it injects (:data:`GATED_TOP_K` per namespace for the embedded decider) and keeps a few.
-For episodic memories (``RecallOptions.adaptive_budget``, off by default) the count it keeps
+For episodic memories (``KeepOptions.adaptive_budget``, off by default) the count it keeps
 adapts: the records whose judge log-odds are within ``delta`` of the best one, clamped to
 ``[min_records, max_records]`` -- fewer when one record stands out ("What is my cat's name?"),
 up to the maximum when the judge cannot tell the best few apart ("What activities has Melanie
@@ -47,7 +47,7 @@ class AdaptiveBudget:
 
 
 #: Records searched per namespace when a decider of this backend judges them (unless
-#: ``RecallOptions.gated_top_k`` says otherwise; never fewer than ``top_k``). A backend not
+#: ``SearchOptions.gated_top_k`` says otherwise; never fewer than ``top_k``). A backend not
 #: listed searches ``top_k``: a remote judge pays per record, and no depth was measured for it.
 #: embedded: fitted by ``recallwise tune keep --locomo DIR --split dev --depths 10,20,30`` (LoCoMo
 #: dev, 630 questions, re-scoring and budget fitted at each depth): evidence recall at <= 5

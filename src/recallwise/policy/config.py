@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from .._renamed import OLD_CONFIG_FORMAT, getenv
+from .._renamed import OLD_CONFIG_FORMAT
 from ..deciders import BaseDecider, default_threshold
 from ..deciders.heads import Head, file_sha256, read_head
 from ..errors import UsageError
@@ -59,7 +59,6 @@ __all__ = [
     "json_failure",
     "read_config",
     "resolve_threshold",
-    "threshold_options",
     "write_config",
 ]
 
@@ -75,15 +74,6 @@ ROLES = {
     "follow_up": "follow_up_threshold",
     "route": "route_threshold",
 }
-
-
-def threshold_options(thresholds: Mapping[str, float] | None) -> dict[str, float]:
-    """``{"gate": p, "judge": p, ...}`` (the integrations' ``thresholds=``) as RecallPolicy options;
-    an unknown role is a :class:`UsageError` naming the known ones."""
-    unknown = sorted(set(thresholds or {}) - set(ROLES))
-    if unknown:
-        raise UsageError(f"unknown threshold(s) {unknown}; use {', '.join(ROLES)}")
-    return {ROLES[role]: float(value) for role, value in (thresholds or {}).items()}
 
 
 @dataclass(frozen=True)
@@ -309,7 +299,7 @@ def write_config(
 
 def config_from_env() -> ThresholdConfig | None:
     """The config named by ``RECALLWISE_CONFIG``, or None when the variable is unset or empty."""
-    path = getenv(CONFIG_ENV, "").strip()
+    path = os.environ.get(CONFIG_ENV, "").strip()
     if not path:
         return None
     try:

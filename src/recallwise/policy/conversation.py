@@ -14,7 +14,7 @@ turn and before the keep rule, over judge log-odds (``log(p / (1 - p))``):
 
 Both are applied only when the candidates come from at least two sessions
 (:func:`rescore_by_conversation`), and only when the policy is told its memories are episodic
-(``RecallOptions.conversation_rescore``, off by default). Both premises hold for event logs
+(``KeepOptions.conversation_rescore``, off by default). Both premises hold for event logs
 (LoCoMo's observations: what happened in each session) and fail for a persona's durable facts
 and preferences, even when those were told over several conversations: "What should I have for
 dinner?" needs the vegetarian record from one session and the peanut allergy from another.

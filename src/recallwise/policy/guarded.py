@@ -33,8 +33,8 @@ from ..deciders.questions import Question
 from ..embeddings import Embedder
 from ..errors import DeciderError, DeciderTimeout, RecallwiseError, error_kind
 from ..records import SearchHit
-from ..stores.base import AsyncSearcher, MentionIndex, Searcher, SearchRequest, as_searcher
-from .breaker import CircuitBreaker
+from ..stores.base import AsyncSearcher, MentionIndex, Searcher, SearchRequest
+from .breaker import Attempt, CircuitBreaker
 from .stats import RecallStats
 
 __all__ = ["CircuitOpen", "Guard", "GuardedDecider", "GuardedSearcher", "SearchOutcome"]
@@ -84,16 +84,21 @@ class Guard:
         self.stats = stats
         self._executor = executor
 
-    def admit(self, *, count: bool = True) -> None:
-        """Raise :class:`CircuitOpen` (counted unless ``count=False``) when the circuit refuses a call."""
-        if self.local or self.breaker.allow():
-            return
+    def admit(self, *, count: bool = True) -> Attempt | None:
+        """The breaker's :class:`Attempt` for one call (None for a local backend: no breaker);
+        raises :class:`CircuitOpen` (counted unless ``count=False``) when the circuit refuses it.
+
+        Every admitted call ends in :meth:`settle` with its outcome, or :meth:`release` when it
+        has none (both are no-ops once the attempt is settled).
+        """
+        if self.local:
+            return None
+        attempt = self.breaker.allow()
+        if attempt is not None:
+            return attempt
         if count:
             self.stats.error(self.where, CircuitOpen.kind)
-        raise CircuitOpen(
-            f"circuit open after repeated {self.where} failures; not called "
-            f"for another {self.breaker.remaining_s():.0f} s"
-        )
+        raise CircuitOpen(f"circuit open after repeated {self.where} failures; {self.breaker.refusal()}")
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)``, under the deadline when the backend is remote."""
@@ -117,14 +122,20 @@ class Guard:
             return DeciderTimeout(f"{self.name} gave no answer within {self.timeout_s} s")
         return TimeoutError(f"no answer within {self.timeout_s} s")
 
-    def settle(self, ok: bool) -> None:
+    def settle(self, attempt: Attempt | None, ok: bool) -> None:
         """Tell the breaker how the call (or the turn's calls) went; nothing for a local backend."""
-        if self.local:
+        if attempt is None:
             return
         if ok:
-            self.breaker.success()
+            self.breaker.success(attempt)
         else:
-            self.breaker.failure()
+            self.breaker.failure(attempt)
+
+    def release(self, attempt: Attempt | None) -> None:
+        """The call ended without an outcome (cancelled, or a bug before it was made): its trial
+        slot, if it held one, goes to the next caller."""
+        if attempt is not None:
+            self.breaker.release(attempt)
 
     def count(self, exc: BaseException) -> str:
         """Count one failure by kind; returns the kind."""
@@ -148,7 +159,7 @@ class GuardedDecider:
         self, state: str, questions: Mapping[str, Question], hints: DecisionHints | None = None
     ) -> Decision:
         """Ask; raises :class:`DeciderError` (counted) on failure, :class:`CircuitOpen` when skipped."""
-        self.guard.admit()
+        attempt = self.guard.admit()
         started = time.perf_counter()
         try:
             decision = self.guard.run(self.inner.decide, state, questions, hints)
@@ -160,13 +171,15 @@ class GuardedDecider:
             )
             if error is not exc:
                 error.kind = error_kind(exc)
-            self.guard.settle(False)
+            self.guard.settle(attempt, False)
             self.guard.count(error)
             raise error from (None if error is exc else exc)
+        else:
+            self.guard.settle(attempt, True)
+            return decision
         finally:
             self.guard.stats.add(decider_calls=1, decider_ms=(time.perf_counter() - started) * 1000.0)
-        self.guard.settle(True)
-        return decision
+            self.guard.release(attempt)  # interrupted (KeyboardInterrupt): no outcome
 
 
 class GuardedSearcher:
@@ -174,8 +187,8 @@ class GuardedSearcher:
     under one deadline, natively async when the memory is, and the store-aware gate's look-up."""
 
     def __init__(self, searcher: Searcher, guard: Guard) -> None:
-        self.inner = searcher  # as given: the store-aware gate asks it for mentions
-        self._searcher = as_searcher(searcher)  # one written to the old signature, adapted
+        self.inner = searcher  # the store-aware gate asks it for mentions too
+        self._searcher = searcher
         self.guard = guard
         self.has_mentions = isinstance(searcher, MentionIndex)
         # A natively async memory is awaited from arecall, local or not (a local one, no deadline).
@@ -203,7 +216,7 @@ class GuardedSearcher:
         Raises :class:`CircuitOpen` (counted) when the circuit is open; a namespace whose search
         failed has its exception as its outcome, counted by kind.
         """
-        self.guard.admit()
+        attempt = self.guard.admit()
 
         def one(ns: str) -> SearchOutcome:
             started = time.time_ns()
@@ -213,20 +226,25 @@ class GuardedSearcher:
                 hits = exc
             return SearchOutcome(ns, hits, started, time.time_ns())
 
-        if self.guard.local:
-            outcomes = [one(ns) for ns in namespaces]
-        else:
-            futures = [self.guard.submit(one, ns) for ns in namespaces]
-            started = time.time_ns()
-            deadline = time.monotonic() + self.guard.timeout_s
-            outcomes = []
-            for ns, future in zip(namespaces, futures, strict=True):
-                try:
-                    outcomes.append(future.result(timeout=max(deadline - time.monotonic(), 0.0)))
-                except FutureTimeout:
-                    future.cancel()
-                    outcomes.append(SearchOutcome(ns, self.guard.timeout_error(), started, time.time_ns()))
-        return self._settle(outcomes)
+        try:
+            if self.guard.local:
+                outcomes = [one(ns) for ns in namespaces]
+            else:
+                futures = [self.guard.submit(one, ns) for ns in namespaces]
+                started = time.time_ns()
+                deadline = time.monotonic() + self.guard.timeout_s
+                outcomes = []
+                for ns, future in zip(namespaces, futures, strict=True):
+                    try:
+                        outcomes.append(future.result(timeout=max(deadline - time.monotonic(), 0.0)))
+                    except FutureTimeout:
+                        future.cancel()
+                        outcomes.append(
+                            SearchOutcome(ns, self.guard.timeout_error(), started, time.time_ns())
+                        )
+            return self._settle(outcomes, attempt)
+        finally:
+            self.guard.release(attempt)  # interrupted before an outcome
 
     async def asearch_all(self, request: SearchRequest, namespaces: Sequence[str]) -> list[SearchOutcome]:
         """:meth:`search_all` for an event loop: awaits a natively async memory (``asearch``), runs
@@ -235,7 +253,15 @@ class GuardedSearcher:
             if self.guard.local:
                 return self.search_all(request, namespaces)
             return await asyncio.to_thread(self.search_all, request, namespaces)
-        self.guard.admit()
+        attempt = self.guard.admit()
+        try:
+            return await self._asearch_all(request, namespaces, attempt)
+        finally:
+            self.guard.release(attempt)  # cancelled before an outcome
+
+    async def _asearch_all(
+        self, request: SearchRequest, namespaces: Sequence[str], attempt: Attempt | None
+    ) -> list[SearchOutcome]:
         searcher: Any = self._searcher
 
         async def one(ns: str) -> SearchOutcome:
@@ -258,13 +284,13 @@ class GuardedSearcher:
             else task.result()
             for ns, task in zip(namespaces, tasks, strict=True)
         ]
-        return self._settle(outcomes)
+        return self._settle(outcomes, attempt)
 
-    def _settle(self, outcomes: list[SearchOutcome]) -> list[SearchOutcome]:
+    def _settle(self, outcomes: list[SearchOutcome], attempt: Attempt | None) -> list[SearchOutcome]:
         failed = [o.result for o in outcomes if isinstance(o.result, Exception)]
         for exc in failed:
             self.guard.count(exc)
-        self.guard.settle(not failed)
+        self.guard.settle(attempt, not failed)
         return outcomes
 
     def mentions(self, namespaces: Sequence[str], terms: Sequence[str], *, actor_id: str) -> set[str]:
@@ -274,7 +300,7 @@ class GuardedSearcher:
         :class:`CircuitOpen` without counting (the gate just goes without the signal).
         """
         index: Any = self.inner
-        self.guard.admit(count=False)
+        attempt = self.guard.admit(count=False)
 
         def look_up() -> set[str]:
             found: set[str] = set()
@@ -285,11 +311,14 @@ class GuardedSearcher:
         try:
             found = self.guard.run(look_up)
         except Exception as exc:
-            self.guard.settle(False)
+            self.guard.settle(attempt, False)
             self.guard.count(exc)
             raise
-        self.guard.settle(True)
-        return found
+        else:
+            self.guard.settle(attempt, True)
+            return found
+        finally:
+            self.guard.release(attempt)  # interrupted before an outcome
 
 
 class _Executor:

@@ -1,70 +1,128 @@
-"""An opt-in log of every turn's decision, in one SQLite file, to look at afterwards.
+"""An opt-in log of every turn's decision, in one SQLite file, to look at and label afterwards.
 
 ``RecallPolicy(..., log="decisions.db")`` (or ``RECALLWISE_LOG=decisions.db`` for every
 policy in a process) appends one row per turn: when, who, the message, the gate's answer,
-what was kept and dropped, the errors, and the whole trace as JSON. ``recallwise log
-decisions.db`` prints the latest turns. The log holds user messages and memory text: keep it
-where you keep the memory itself.
+what was kept and dropped, the tokens injected against what the stock arm would have
+injected, the errors, and the whole trace as JSON. ``recallwise log decisions.db`` prints the
+latest turns; ``recallwise serve --log`` shows them on its inspector page (``/ui``), where a
+person labels them (was memory needed? does each record belong?). The labels are tables of
+the same file, exported as "labelled turns" (:meth:`LoggedTurn.labelled`), the format the
+gate's and the judge's refits read.
 
-Writing a row costs a fraction of a millisecond (WAL, no fsync per row) and happens after the
-turn's timing stopped; a failure to write is counted in ``stats`` and noted in the trace, and
-never fails the turn.
+``DecisionLog(path, content=False)`` keeps no message or memory text (the message column is
+NULL, the trace's candidates have no ``text``): only ids, numbers and decisions. The library's
+default keeps them (the log is for looking back, in the place the memory itself lives);
+``recallwise serve`` keeps them only with ``--log-content``.
+
+A turn only hands its row to the log (a copy of its trace, tens of microseconds, after the
+turn's timing stopped): the log's own thread writes the rows (WAL, no fsync per row, a burst in
+one transaction) and counts what the stock arm would have injected. A row that cannot be
+written is counted in ``stats`` (and noted in the trace when the log is closed already), and
+never fails the turn. Reads wait for the queued rows, then use their own connection, so a page
+being read never holds up a row being written; a page is one covering-index scan in ``seq``
+order.
+
+The layout is versioned in SQLite's ``user_version``; a file from an older release is migrated
+on open (ordered steps, one transaction), a file from a newer release is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
+import queue
 import sqlite3
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._renamed import getenv
 from ..errors import UsageError
-from ..stores.base import where_equal
 from .trace import Trace
 
-__all__ = ["LOG_ENV", "LOG_SCHEMA_VERSION", "DecisionLog", "LoggedTurn"]
+__all__ = ["LOG_ENV", "LOG_SCHEMA_VERSION", "DecisionLog", "LoggedTurn", "TurnFilter"]
 
 #: names a decision log file used by every policy built without ``log=``
 LOG_ENV = "RECALLWISE_LOG"
 #: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
-LOG_SCHEMA_VERSION = 1
+LOG_SCHEMA_VERSION = 2
+#: rows queued for the log's thread at most (a turn waits past it), and rows per transaction
+_QUEUE = 1000
+_BATCH = 100
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS turns (
-    seq INTEGER PRIMARY KEY,
-    at TEXT NOT NULL,
-    actor_id TEXT NOT NULL,
-    session_id TEXT,
-    decider TEXT NOT NULL,
-    message TEXT NOT NULL,
-    gate_p REAL,
-    gate_open INTEGER,
-    retrieved INTEGER NOT NULL,
-    kept INTEGER NOT NULL,
-    dropped INTEGER NOT NULL,
-    errors INTEGER NOT NULL,
-    total_ms REAL,
-    trace TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS turns_actor ON turns (actor_id, session_id, seq);
-"""
+
+# ---- the layout, one step per version ------------------------------------------------------------
+def _v1(conn: sqlite3.Connection) -> None:
+    """Version 1: the turns table (logs written before the version was recorded have it too)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS turns (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, "
+        "actor_id TEXT NOT NULL, session_id TEXT, decider TEXT NOT NULL, message TEXT NOT NULL, "
+        "gate_p REAL, gate_open INTEGER, retrieved INTEGER NOT NULL, kept INTEGER NOT NULL, "
+        "dropped INTEGER NOT NULL, errors INTEGER NOT NULL, total_ms REAL, trace TEXT NOT NULL)"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS turns_actor ON turns (actor_id, session_id, seq)")
+
+
+def _v2(conn: sqlite3.Connection) -> None:
+    """Version 2: the message may be absent (a log without content); the gate's threshold, the
+    tokens injected and the stock arm's tokens as columns; the labels; a covering index for
+    the inspector's filtered pages."""
+    conn.execute("ALTER TABLE turns RENAME TO turns_v1")
+    conn.execute("DROP INDEX IF EXISTS turns_actor")
+    conn.execute(
+        "CREATE TABLE turns (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, actor_id TEXT NOT NULL, "
+        "session_id TEXT, decider TEXT NOT NULL, message TEXT, gate_p REAL, gate_threshold REAL, "
+        "gate_open INTEGER, retrieved INTEGER NOT NULL, kept INTEGER NOT NULL, dropped INTEGER NOT NULL, "
+        "errors INTEGER NOT NULL, total_ms REAL, context_tokens INTEGER NOT NULL DEFAULT 0, "
+        "stock_tokens INTEGER, trace TEXT NOT NULL)"
+    )
+    conn.execute(
+        "INSERT INTO turns (seq, at, actor_id, session_id, decider, message, gate_p, gate_threshold, "
+        "gate_open, retrieved, kept, dropped, errors, total_ms, context_tokens, stock_tokens, trace) "
+        "SELECT seq, at, actor_id, session_id, decider, message, gate_p, "
+        "json_extract(trace, '$.gate_threshold'), gate_open, retrieved, kept, dropped, errors, total_ms, "
+        "coalesce(json_extract(trace, '$.context_tokens'), 0), NULL, trace FROM turns_v1"
+    )
+    conn.execute("DROP TABLE turns_v1")
+    conn.execute("CREATE INDEX turns_actor ON turns (actor_id, session_id, seq)")
+    # Every filter of a page reads only this index, newest first: a page of 100,000 turns is
+    # one index scan at worst, never a read of the traces.
+    conn.execute("CREATE INDEX turns_filter ON turns (seq, actor_id, session_id, gate_open, errors)")
+    conn.execute(
+        "CREATE TABLE gate_labels (turn_seq INTEGER PRIMARY KEY REFERENCES turns (seq), "
+        "needed INTEGER NOT NULL, at TEXT NOT NULL, by TEXT)"
+    )
+    conn.execute(
+        "CREATE TABLE record_labels (turn_seq INTEGER NOT NULL REFERENCES turns (seq), "
+        "record_id TEXT NOT NULL, belongs INTEGER NOT NULL, at TEXT NOT NULL, by TEXT, "
+        "PRIMARY KEY (turn_seq, record_id)) WITHOUT ROWID"
+    )
+
+
+#: ``_MIGRATIONS[i]`` takes a log from version ``i`` to ``i + 1``
+_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+assert len(_MIGRATIONS) == LOG_SCHEMA_VERSION
+
+_COLUMNS = (
+    "seq, at, actor_id, session_id, decider, message, gate_p, gate_threshold, gate_open, retrieved, "
+    "kept, dropped, errors, total_ms, context_tokens, stock_tokens, trace"
+)
 
 
 @dataclass(frozen=True)
 class LoggedTurn:
-    """One logged turn (``trace`` is :meth:`Trace.as_dict` of that turn)."""
+    """One logged turn (``trace`` is :meth:`Trace.as_dict` of that turn; without content, its
+    candidates have no ``text``). ``message`` is None when the log keeps no content."""
 
     seq: int
     at: str
     actor_id: str
     session_id: str | None
     decider: str
-    message: str
+    message: str | None
     gate_p: float | None
     gate_open: bool | None
     retrieved: bool
@@ -73,41 +131,222 @@ class LoggedTurn:
     errors: int
     total_ms: float | None
     trace: dict[str, Any]
+    gate_threshold: float | None = None
+    #: tokens of the context block the turn injected
+    context_tokens: int = 0
+    #: tokens the stock arm would have injected from this turn's own search (None when the turn
+    #: did not search every namespace the stock arm searches: :func:`stock_context_tokens`)
+    stock_tokens: int | None = None
+    #: the gate label (True: memory was needed), when the turn was labelled
+    gate_label: bool | None = None
+    #: the record labels (record id -> belongs), when any was given
+    record_labels: dict[str, bool] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    @property
+    def candidates(self) -> list[dict[str, Any]]:
+        return list(self.trace.get("candidates") or [])
+
+    @property
+    def failed_open(self) -> list[str]:
+        """The stages that failed open this turn (``gate``: retrieved without an answer;
+        ``judge``: kept every candidate)."""
+        out = []
+        if self.trace.get("gated", True) and self.gate_open and self.gate_p is None:
+            out.append("gate")
+        if str(self.trace.get("keep_rule", "")).startswith("fail open"):
+            out.append("judge")
+        return out
+
+    def labelled(self) -> dict[str, Any]:
+        """This turn as a labelled turn, the format ``recallwise tune gate --fit`` and the judge's
+        fit read: ``decision_id``, ``time``, ``actor_id``, ``session_id``, ``text`` (the message,
+        when logged), ``label`` (the gate label, when given), ``records`` (the labelled ones:
+        ``id``, ``text`` when logged, ``label``; when any)."""
+        out: dict[str, Any] = {
+            "decision_id": self.seq,
+            "time": self.at,
+            "actor_id": self.actor_id,
+            "session_id": self.session_id,
+        }
+        if self.message is not None:
+            out["text"] = self.message
+        if self.gate_label is not None:
+            out["label"] = self.gate_label
+        if self.record_labels:
+            texts = {c["id"]: c.get("text") for c in self.candidates}
+            records = []
+            for record_id, belongs in self.record_labels.items():
+                record: dict[str, Any] = {"id": record_id}
+                if texts.get(record_id) is not None:
+                    record["text"] = texts[record_id]
+                record["label"] = belongs
+                records.append(record)
+            out["records"] = records
+        return out
+
+
+@dataclass(frozen=True)
+class TurnFilter:
+    """Which turns a page holds (every field None: all of them)."""
+
+    actor_id: str | None = None
+    #: turns whose actor id starts with this (a tenant's: ``"acme:"``)
+    actor_prefix: str | None = None
+    session_id: str | None = None
+    #: True: the gate opened; False: it stayed closed
+    gate_open: bool | None = None
+    #: True: turns with errors; False: turns without
+    with_errors: bool | None = None
+
+    def where(self) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if self.actor_id is not None:
+            clauses.append("actor_id = ?")
+            args.append(self.actor_id)
+        if self.actor_prefix is not None:
+            # a range, not LIKE: '_' and '%' are ordinary characters of a tenant name
+            clauses.append("actor_id >= ? AND actor_id < ?")
+            args += [self.actor_prefix, self.actor_prefix + "\U0010ffff"]
+        if self.session_id is not None:
+            clauses.append("session_id = ?")
+            args.append(self.session_id)
+        if self.gate_open is not None:
+            clauses.append("gate_open = ?")
+            args.append(int(self.gate_open))
+        if self.with_errors is not None:
+            clauses.append("errors > 0" if self.with_errors else "errors = 0")
+        return clauses, args
+
+
+@dataclass
+class _Row:
+    """A turn waiting for the log's thread: what :meth:`DecisionLog.write` took from it."""
+
+    at: str
+    actor_id: str
+    session_id: str | None
+    decider: str
+    message: str | None
+    trace: dict[str, Any]
+    kept: int
+    dropped: int
+    stock_tokens: int | None
+    stock_later: Callable[[], int] | None
+    on_error: Callable[[Exception], None] | None
+
+    def values(self, stock_tokens: int | None, content: bool) -> tuple[Any, ...]:
+        trace = self.trace if content else _without_content(self.trace)
+        gate_open = trace["gate_open"]
+        return (
+            self.at,
+            self.actor_id,
+            self.session_id,
+            self.decider,
+            self.message,
+            trace["gate_p"],
+            trace["gate_threshold"],
+            None if gate_open is None else int(gate_open),
+            int(bool(trace["namespaces_searched"])),
+            self.kept,
+            self.dropped,
+            len(trace["errors"]),
+            trace["timings_ms"].get("total"),
+            trace["context_tokens"],
+            stock_tokens,
+            json.dumps(trace, ensure_ascii=False, default=str),
+        )
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _without_content(trace: dict[str, Any]) -> dict[str, Any]:
+    """The trace with no message or memory text: candidates without ``text``, the message's
+    name-like words (the store-aware gate's) left out of the notes."""
+    for candidate in trace.get("candidates") or []:
+        candidate.pop("text", None)
+    names = trace.pop("names_in_store", None) or []
+    if names:
+        notes = trace.get("notes") or []
+        for i, note in enumerate(notes):
+            for name in names:
+                note = note.replace(name, "[name]")
+            notes[i] = note
+    return trace
+
 
 class DecisionLog:
-    """Appends each turn's decision to a SQLite file; thread-safe."""
+    """Appends each turn's decision to a SQLite file, pages through them and keeps their labels;
+    thread-safe. ``content=False`` keeps no message or memory text."""
 
-    def __init__(self, path: str | os.PathLike[str], *, max_message_chars: int = 2000) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, max_message_chars: int = 2000, content: bool = True
+    ) -> None:
         self.path = Path(path)
         self.max_message_chars = int(max_message_chars)
+        self.content = bool(content)
         if self.path.is_dir():
             raise UsageError(f"decision log {str(self.path)!r} is a directory")
         parent = self.path.parent
         if not parent.is_dir():
             raise UsageError(f"decision log {str(self.path)!r}: folder {str(parent)!r} does not exist")
         try:
-            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA busy_timeout = 5000")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            found = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
-            if found > LOG_SCHEMA_VERSION:
+            self._conn = self._connect()
+            try:
+                self._migrate()
+            except BaseException:
                 self._conn.close()
+                raise
+            self._reader = self._connect()
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(f"cannot use {str(self.path)!r} as a decision log: {exc}") from exc
+        self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        # rows are written by one thread of the log's own (started with the first row)
+        self._queue: queue.Queue[_Row | None] = queue.Queue(_QUEUE)
+        self._writer: threading.Thread | None = None
+        self._unsettled = 0
+        self._settled = threading.Condition()
+        self._closed = False
+        #: rows whose stock figure was left unknown because the log was falling behind
+        self.stock_skipped = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _migrate(self) -> None:
+        """Bring the file to :data:`LOG_SCHEMA_VERSION`, in one transaction (several processes
+        opening one log at once: the first migrates, the others find it done)."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if found > LOG_SCHEMA_VERSION:
                 raise UsageError(
                     f"decision log {str(self.path)!r} has schema version {found}; this recallwise "
                     f"reads version {LOG_SCHEMA_VERSION}: upgrade recallwise to read it"
                 )
-            self._conn.executescript(_SCHEMA)
-            # Logs written before the version was recorded have the version-1 layout.
-            self._conn.execute(f"PRAGMA user_version = {LOG_SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            raise UsageError(f"cannot use {str(self.path)!r} as a decision log: {exc}") from exc
-        self._lock = threading.Lock()
+            has_turns = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'turns'").fetchone()
+            if found == 0 and has_turns:
+                found = 1  # written before the version was recorded: the version-1 layout
+            for step in _MIGRATIONS[found:]:
+                step(conn)
+            conn.execute(f"PRAGMA user_version = {LOG_SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
+    # ---- writing ----------------------------------------------------------------------------------
     def write(
         self,
         trace: Trace,
@@ -116,45 +355,226 @@ class DecisionLog:
         session_id: str | None,
         decider: str,
         message: str,
+        stock_tokens: int | None = None,
+        stock_later: Callable[[], int] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
     ) -> None:
-        """Append one turn."""
-        kept, dropped = trace.kept, trace.dropped
-        row = (
-            _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds"),
-            actor_id,
-            session_id,
-            decider,
-            message[: self.max_message_chars],
-            trace.gate_p,
-            None if trace.gate_open is None else int(trace.gate_open),
-            int(bool(trace.namespaces_searched)),
-            len(kept),
-            len(dropped),
-            len(trace.errors),
-            trace.timings_ms.get("total"),
-            json.dumps(trace.as_dict(), ensure_ascii=False, default=str),
-        )
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO turns (at, actor_id, session_id, decider, message, gate_p, gate_open, "
-                "retrieved, kept, dropped, errors, total_ms, trace) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+        """Append one turn: the caller's thread takes a copy of the trace and queues it; the log's
+        own thread writes the row (a burst in one transaction), so a turn never waits on SQLite.
+        A read of the log first waits for what is queued.
 
+        ``stock_tokens``: what the stock arm would have injected, when known; else ``stock_later``
+        counts it (from the turn's hits, or a search of its own) on the log's thread. A
+        ``stock_later`` that fails, or is skipped while over half the queue waits, leaves the
+        figure unknown (``stock_skipped`` counts the skips). ``on_error`` hears of a row that
+        could not be written (the policy counts it in ``stats``)."""
+        if self._closed:
+            raise sqlite3.ProgrammingError(f"the decision log {str(self.path)!r} is closed")
+        row = _Row(
+            at=_now(),
+            actor_id=actor_id,
+            session_id=session_id,
+            decider=decider,
+            message=message[: self.max_message_chars] if self.content else None,
+            trace=trace.as_dict(),  # a copy: the caller may add to its trace afterwards
+            kept=len(trace.kept),
+            dropped=len(trace.dropped),
+            stock_tokens=stock_tokens,
+            stock_later=stock_later,
+            on_error=on_error,
+        )
+        with self._settled:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="recallwise-log", daemon=True)
+                self._writer.start()
+            self._unsettled += 1
+        self._queue.put(row)
+
+    def _write_loop(self) -> None:
+        while True:
+            rows = [self._queue.get()]
+            while len(rows) < _BATCH:
+                try:
+                    rows.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = None in rows
+            if stop:  # closing: what was queued before the close is written too
+                with contextlib.suppress(queue.Empty):
+                    while True:
+                        rows.append(self._queue.get_nowait())
+            written = [r for r in rows if r is not None]
+            try:
+                self._write_rows(written)
+            finally:
+                with self._settled:
+                    self._unsettled -= len(written)
+                    self._settled.notify_all()
+            if stop:
+                return
+
+    def _write_rows(self, rows: list[_Row]) -> None:
+        values = []
+        for row in rows:
+            stock = row.stock_tokens
+            if stock is None and row.stock_later is not None:
+                if self._queue.qsize() > _QUEUE // 2:
+                    self.stock_skipped += 1  # falling behind: rows first, figures when there is time
+                else:
+                    try:
+                        stock = int(row.stock_later())
+                    except Exception:  # the figure stays unknown; the turn was answered long ago
+                        stock = None
+            values.append(row.values(stock, self.content))
+        try:
+            with self._lock:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self._conn.executemany(
+                        "INSERT INTO turns (at, actor_id, session_id, decider, message, gate_p, "
+                        "gate_threshold, gate_open, retrieved, kept, dropped, errors, total_ms, "
+                        "context_tokens, stock_tokens, trace) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        values,
+                    )
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+        except Exception as exc:
+            for row in rows:
+                if row.on_error is not None:
+                    with contextlib.suppress(Exception):
+                        row.on_error(exc)
+
+    def settle(self, timeout_s: float = 10.0) -> bool:
+        """Wait up to ``timeout_s`` for the queued rows to be written; True when none waits."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._unsettled == 0, timeout_s)
+
+    def add_labels(
+        self,
+        seq: int,
+        *,
+        gate: bool | None = None,
+        records: Mapping[str, bool] | None = None,
+        by: str | None = None,
+    ) -> LoggedTurn:
+        """Label turn ``seq``: ``gate`` (True: memory was needed), ``records`` (record id ->
+        belongs; each must be one of the turn's candidates). A label given again replaces the
+        last one; the labels land together or not at all. Returns the turn with its labels."""
+        records = dict(records or {})
+        for record_id, belongs in records.items():
+            if not isinstance(belongs, bool):
+                raise UsageError(f"records.{record_id}: a label is true or false, not {belongs!r}")
+        if gate is not None and not isinstance(gate, bool):
+            raise UsageError(f"gate: a label is true or false, not {gate!r}")
+        turn = self.turn(seq)
+        if turn is None:
+            raise UsageError(f"no decision {seq} in {self.path}")
+        known = {c["id"] for c in turn.candidates}
+        unknown = [r for r in records if r not in known]
+        if unknown:
+            raise UsageError(
+                f"records: {unknown[0]!r} is not one of decision {seq}'s candidates"
+                + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
+            )
+        at = _now()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                if gate is not None:
+                    self._conn.execute(
+                        "INSERT INTO gate_labels (turn_seq, needed, at, by) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (turn_seq) DO UPDATE SET needed = excluded.needed, at = excluded.at, "
+                        "by = excluded.by",
+                        (seq, int(gate), at, by),
+                    )
+                self._conn.executemany(
+                    "INSERT INTO record_labels (turn_seq, record_id, belongs, at, by) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (turn_seq, record_id) DO UPDATE SET belongs = excluded.belongs, "
+                    "at = excluded.at, by = excluded.by",
+                    [(seq, record_id, int(belongs), at, by) for record_id, belongs in records.items()],
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        labelled = self.turn(seq)
+        assert labelled is not None
+        return labelled
+
+    # ---- reading ----------------------------------------------------------------------------------
     def turns(
         self, *, last: int = 20, actor_id: str | None = None, session_id: str | None = None
     ) -> list[LoggedTurn]:
         """The latest ``last`` turns (oldest first), optionally of one actor / session."""
-        where, args = where_equal({"actor_id": actor_id, "session_id": session_id}, "?")
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT seq, at, actor_id, session_id, decider, message, gate_p, gate_open, retrieved, "
-                f"kept, dropped, errors, total_ms, trace FROM turns{where} ORDER BY seq DESC LIMIT ?",
-                [*args, max(int(last), 0)],
+        page = self.page(TurnFilter(actor_id=actor_id, session_id=session_id), limit=max(int(last), 0))
+        return list(reversed(page))
+
+    def page(
+        self, where: TurnFilter | None = None, *, limit: int = 50, before: int | None = None
+    ) -> list[LoggedTurn]:
+        """Up to ``limit`` turns matching ``where``, newest first, older than turn ``before``
+        when given (the last turn of the previous page: keyset paging, as fast on page 1,000 as
+        on page 1)."""
+        self.settle()
+        clauses, args = (where or TurnFilter()).where()
+        if before is not None:
+            clauses.append("seq < ?")
+            args.append(int(before))
+        sql = "SELECT seq FROM turns INDEXED BY turns_filter"
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        sql += " ORDER BY seq DESC LIMIT ?"
+        with self._read_lock:
+            seqs = [r[0] for r in self._reader.execute(sql, [*args, max(int(limit), 0)])]
+        return self._load(seqs)
+
+    def turn(self, seq: int) -> LoggedTurn | None:
+        """Turn ``seq`` with its labels, or None."""
+        self.settle()
+        found = self._load([int(seq)])
+        return found[0] if found else None
+
+    def labelled_turns(self, where: TurnFilter | None = None) -> list[LoggedTurn]:
+        """Every labelled turn matching ``where``, oldest first."""
+        self.settle()
+        clauses, args = (where or TurnFilter()).where()
+        sql = (
+            "SELECT seq FROM turns WHERE seq IN (SELECT turn_seq FROM gate_labels "
+            "UNION SELECT turn_seq FROM record_labels)"
+        )
+        for clause in clauses:
+            sql += f" AND {clause}"
+        with self._read_lock:
+            seqs = [r[0] for r in self._reader.execute(sql + " ORDER BY seq", args)]
+        return self._load(seqs)
+
+    def _load(self, seqs: Sequence[int]) -> list[LoggedTurn]:
+        """The turns ``seqs`` in that order (absent ones left out), with their labels."""
+        if not seqs:
+            return []
+        marks = ", ".join("?" * len(seqs))
+        with self._read_lock:
+            rows = self._reader.execute(
+                f"SELECT {_COLUMNS} FROM turns WHERE seq IN ({marks})", seqs
             ).fetchall()
-        return [
-            LoggedTurn(
+            gates = dict(
+                self._reader.execute(
+                    f"SELECT turn_seq, needed FROM gate_labels WHERE turn_seq IN ({marks})", seqs
+                ).fetchall()
+            )
+            record_rows = self._reader.execute(
+                f"SELECT turn_seq, record_id, belongs FROM record_labels WHERE turn_seq IN ({marks}) "
+                "ORDER BY turn_seq, at, record_id",
+                seqs,
+            ).fetchall()
+        records: dict[int, dict[str, bool]] = {}
+        for seq, record_id, belongs in record_rows:
+            records.setdefault(seq, {})[record_id] = bool(belongs)
+        by_seq = {
+            r[0]: LoggedTurn(
                 seq=r[0],
                 at=r[1],
                 actor_id=r[2],
@@ -162,20 +582,36 @@ class DecisionLog:
                 decider=r[4],
                 message=r[5],
                 gate_p=r[6],
-                gate_open=None if r[7] is None else bool(r[7]),
-                retrieved=bool(r[8]),
-                kept=r[9],
-                dropped=r[10],
-                errors=r[11],
-                total_ms=r[12],
-                trace=json.loads(r[13]),
+                gate_threshold=r[7],
+                gate_open=None if r[8] is None else bool(r[8]),
+                retrieved=bool(r[9]),
+                kept=r[10],
+                dropped=r[11],
+                errors=r[12],
+                total_ms=r[13],
+                context_tokens=r[14],
+                stock_tokens=r[15],
+                trace=json.loads(r[16]),
+                gate_label=None if r[0] not in gates else bool(gates[r[0]]),
+                record_labels=records.get(r[0], {}),
             )
-            for r in reversed(rows)
-        ]
+            for r in rows
+        }
+        return [by_seq[s] for s in seqs if s in by_seq]
 
     def close(self) -> None:
-        with self._lock:
+        """Write what is queued, then close the file."""
+        with self._settled:
+            if self._closed:
+                return
+            self._closed = True
+            writer = self._writer
+        if writer is not None:
+            self._queue.put(None)
+            writer.join(timeout=30.0)
+        with self._lock, self._read_lock:
             self._conn.close()
+            self._reader.close()
 
     def __enter__(self) -> DecisionLog:
         return self
@@ -192,7 +628,7 @@ def open_log(log: DecisionLog | str | os.PathLike[str] | None) -> DecisionLog | 
     if isinstance(log, DecisionLog):
         return log
     if log is None:
-        log = getenv(LOG_ENV) or None
+        log = os.environ.get(LOG_ENV) or None
         if log is None:
             return None
     return DecisionLog(log)

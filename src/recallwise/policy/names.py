@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..stores.base import STOPWORDS
+from ..stores.ranking import STOPWORDS
 
 __all__ = ["name_terms"]
 

@@ -17,21 +17,20 @@ they belong to a backend and carry their provenance (:mod:`recallwise.deciders.t
 :mod:`recallwise.policy.budget`, :mod:`recallwise.policy.conversation`). A threshold left at None
 is resolved from a fitted config or that measured default (:mod:`recallwise.policy.thresholds`).
 
-The flat names (``top_k=``, ``gate_threshold=``, ``keep="relative"``, ...) are shorthand for one
-nested field each (:data:`FLAT_NAMES`), accepted by ``RecallOptions(...)``, ``RecallPolicy(...)``
-and every integration: ``RecallOptions(gate_threshold=0.6)`` equals
-``RecallOptions(thresholds=ThresholdOptions(gate=0.6))``.
+This nested form is the one form of the options. ``RecallPolicy(...)`` alone also takes flat
+keywords (``top_k=5``, ``gate_threshold=0.6``, ``keep="relative"``), each shorthand for one nested
+field (:data:`FLAT_NAMES`): ``RecallPolicy(store, gate_threshold=0.6)`` is
+``RecallPolicy(store, options=RecallOptions(thresholds=ThresholdOptions(gate=0.6)))``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..errors import UsageError
 from .budget import ADAPTIVE_BUDGET, GATED_TOP_K, AdaptiveBudget
@@ -44,11 +43,12 @@ __all__ = [
     "KeepOptions",
     "KeepRule",
     "LimitOptions",
-    "Limits",
     "RecallOptions",
     "ReliabilityOptions",
     "SearchOptions",
     "ThresholdOptions",
+    "shorthand_value",
+    "with_shorthand",
 ]
 
 
@@ -82,10 +82,6 @@ class LimitOptions:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise UsageError(f"{name} must be a positive integer, got {value!r}")
-
-
-#: the old name of :class:`LimitOptions`
-Limits = LimitOptions
 
 
 def _at_least(value: float | None, low: float, name: str, off: str = "") -> None:
@@ -151,16 +147,6 @@ class ThresholdOptions:
         for role, value in self.given().items():
             if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
                 raise UsageError(f"threshold {role!r} must be a number (or None), got {value!r}")
-
-    @classmethod
-    def of(cls, roles: Mapping[str, float] | None) -> ThresholdOptions:
-        """``{"gate": p, "judge": p, ...}`` as thresholds; an unknown role is a :class:`UsageError`
-        naming the known ones."""
-        known = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(roles or {}) - set(known))
-        if unknown:
-            raise UsageError(f"unknown threshold(s) {unknown}; use {', '.join(known)}")
-        return cls(**{role: float(value) for role, value in (roles or {}).items()})
 
     def given(self) -> dict[str, float | None]:
         """Every role and what was given for it (None: not given)."""
@@ -230,18 +216,27 @@ class FollowUpOptions:
 class ReliabilityOptions:
     """How a remote decider or store (``local = False``) is called: under a deadline, behind a
     circuit breaker that opens after ``breaker_threshold`` consecutive failing calls and stays
-    open ``breaker_cooldown_s``."""
+    open ``breaker_cooldown_s`` (the decider) or ``store_breaker_cooldown_s`` (the store) before
+    one trial call; a failed trial opens it again for as long.
+
+    The store's is short: while it is open every turn injects nothing, so each second it stays
+    open after the store is back is a second of recalls without memory, and a trial costs one
+    turn (at most ``store_timeout_s``; a PostgreSQL store that knows its database is down fails
+    it in half a second). A decider's open circuit still recalls (failing open), so it waits longer.
+    """
 
     decider_timeout_s: float = 2.0
     store_timeout_s: float = 5.0
     breaker_threshold: int = 3
     breaker_cooldown_s: float = 30.0
+    store_breaker_cooldown_s: float = 1.0
 
     def __post_init__(self) -> None:
         _at_least(self.decider_timeout_s, 0.0, "decider_timeout_s")
         _at_least(self.store_timeout_s, 0.0, "store_timeout_s")
         _at_least(self.breaker_threshold, 1, "breaker_threshold")
         _at_least(self.breaker_cooldown_s, 0.0, "breaker_cooldown_s")
+        _at_least(self.store_breaker_cooldown_s, 0.0, "store_breaker_cooldown_s")
 
 
 _GROUPS: dict[str, type[Any]] = {
@@ -253,8 +248,39 @@ _GROUPS: dict[str, type[Any]] = {
     "reliability": ReliabilityOptions,
 }
 
-#: Each flat shorthand name and the nested field it sets: ``(group, field)``, or ``(name, None)``
-#: for a top-level field. The names are RecallPolicy's keywords since its first release.
+
+@dataclass(frozen=True)
+class RecallOptions:
+    """Everything a policy can be tuned by, one group per stage (see the module docs).
+
+    ``RecallOptions(search=SearchOptions(top_k=5), keep=KeepOptions(rule="relative"))``: each
+    group is its own frozen dataclass, and a group left out has its defaults. A copy with one
+    field changed is ``dataclasses.replace(options, search=dataclasses.replace(options.search,
+    top_k=5))``, or :func:`with_shorthand` with the field's flat name.
+    """
+
+    search: SearchOptions = field(default_factory=SearchOptions)
+    thresholds: ThresholdOptions = field(default_factory=ThresholdOptions)
+    keep: KeepOptions = field(default_factory=KeepOptions)
+    limits: LimitOptions = field(default_factory=LimitOptions)
+    follow_up: FollowUpOptions = field(default_factory=FollowUpOptions)
+    reliability: ReliabilityOptions = field(default_factory=ReliabilityOptions)
+    #: turns whose query embedding and gate answers are remembered (LRU; 0 turns it off)
+    cache_size: int = 256
+
+    def __post_init__(self) -> None:
+        for name, kind in _GROUPS.items():
+            value = getattr(self, name)
+            if not isinstance(value, kind):
+                raise UsageError(f"RecallOptions {name}= must be a {kind.__name__}, got {value!r}")
+        if not isinstance(self.cache_size, int) or self.cache_size < 0:
+            raise UsageError(
+                f"cache_size must be an integer >= 0 (0 turns the cache off), got {self.cache_size!r}"
+            )
+
+
+#: ``RecallPolicy(...)``'s shorthand keywords, each the nested field it sets: ``(group, field)``,
+#: or ``(name, None)`` for a top-level field (the table in the guide's Options section).
 FLAT_NAMES: Mapping[str, tuple[str, str | None]] = MappingProxyType(
     {
         "top_k": ("search", "top_k"),
@@ -280,123 +306,39 @@ FLAT_NAMES: Mapping[str, tuple[str, str | None]] = MappingProxyType(
         "store_timeout_s": ("reliability", "store_timeout_s"),
         "breaker_threshold": ("reliability", "breaker_threshold"),
         "breaker_cooldown_s": ("reliability", "breaker_cooldown_s"),
+        "store_breaker_cooldown_s": ("reliability", "store_breaker_cooldown_s"),
         "cache_size": ("cache_size", None),
     }
 )
 
 
-@dataclass(frozen=True, init=False)
-class RecallOptions:
-    """Everything a policy can be tuned by, one group per stage (see the module docs).
-
-    ``RecallOptions(search=SearchOptions(top_k=5), keep="relative")``: each group is its own
-    frozen dataclass; ``keep`` also takes just the rule. The flat names of :data:`FLAT_NAMES`
-    are accepted as keywords too (``RecallOptions(top_k=5, gate_threshold=0.6)``). An unknown
-    name is a :class:`UsageError` listing the known ones.
-    """
-
-    search: SearchOptions = field(default_factory=SearchOptions)
-    thresholds: ThresholdOptions = field(default_factory=ThresholdOptions)
-    keep: KeepOptions = field(default_factory=KeepOptions)
-    limits: LimitOptions = field(default_factory=LimitOptions)
-    follow_up: FollowUpOptions = field(default_factory=FollowUpOptions)
-    reliability: ReliabilityOptions = field(default_factory=ReliabilityOptions)
-    #: turns whose query embedding and gate answers are remembered (LRU; 0 turns it off)
-    cache_size: int = 256
-
-    def __init__(
-        self,
-        *,
-        search: SearchOptions | None = None,
-        thresholds: ThresholdOptions | None = None,
-        keep: KeepOptions | KeepRule | None = None,
-        limits: LimitOptions | None = None,
-        follow_up: FollowUpOptions | None = None,
-        reliability: ReliabilityOptions | None = None,
-        cache_size: int = 256,
-        **flat: Any,
-    ) -> None:
-        given: dict[str, Any] = {
-            "search": search,
-            "thresholds": thresholds,
-            "keep": KeepOptions(rule=keep) if isinstance(keep, str) else keep,
-            "limits": limits,
-            "follow_up": follow_up,
-            "reliability": reliability,
-        }
-        for name, value in given.items():
-            kind = _GROUPS[name]
-            if value is None:
-                value = kind()
-            elif not isinstance(value, kind):
-                raise UsageError(f"RecallOptions {name}= must be a {kind.__name__}, got {value!r}")
-            object.__setattr__(self, name, value)
-        if not isinstance(cache_size, int) or cache_size < 0:
-            raise UsageError(
-                f"cache_size must be an integer >= 0 (0 turns the cache off), got {cache_size!r}"
-            )
-        object.__setattr__(self, "cache_size", cache_size)
-        if flat:
-            changed = self.replace(**flat)
-            for name in (*_GROUPS, "cache_size"):
-                object.__setattr__(self, name, getattr(changed, name))
-
-    def replace(self, **changes: Any) -> RecallOptions:
-        """A copy with ``changes``: group names (``search=SearchOptions(...)``) or flat names
-        (``top_k=5``); flat names are applied on top of the groups given with them."""
-        known = set(_GROUPS) | set(FLAT_NAMES)
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise UsageError(f"unknown RecallPolicy option(s) {unknown}; known: {', '.join(sorted(known))}")
-        groups: dict[str, Any] = {name: getattr(self, name) for name in (*_GROUPS, "cache_size")}
-        nested: dict[str, dict[str, Any]] = {}
-        for name, value in changes.items():
-            group, fieldname = FLAT_NAMES.get(name, (name, None))
-            if name == "keep" and not isinstance(value, str):
-                fieldname = None  # a whole KeepOptions, not the rule
-            if fieldname is None:
-                groups[group] = value
-            else:
-                nested.setdefault(group, {})[fieldname] = value
-        for group, values in nested.items():  # on top of a group given with them
-            if isinstance(groups[group], _GROUPS[group]):  # a wrong type is refused by __init__
-                groups[group] = dataclasses.replace(groups[group], **values)
-        return RecallOptions(**groups)
-
-    @classmethod
-    def of(cls, base: RecallOptions | None, overrides: Mapping[str, Any]) -> RecallOptions:
-        """``base`` (the defaults when None) with ``overrides`` (group or flat names)."""
-        if base is not None and not isinstance(base, RecallOptions):
-            raise UsageError(f"options= must be a RecallOptions, got {base!r}")
-        return (base or cls()).replace(**overrides) if overrides else (base or cls())
-
-    def flat(self, name: str) -> Any:
-        """The value of one flat name (``options.flat("top_k")`` is ``options.search.top_k``)."""
-        if name not in FLAT_NAMES:
-            raise AttributeError(name)
+def with_shorthand(options: RecallOptions | None, shorthand: Mapping[str, Any]) -> RecallOptions:
+    """``options`` (the defaults when None) with ``shorthand`` applied: flat names of
+    :data:`FLAT_NAMES`, each setting its one nested field. An unknown name is a
+    :class:`UsageError` listing the known ones."""
+    if options is not None and not isinstance(options, RecallOptions):
+        raise UsageError(f"options= must be a recallwise.RecallOptions, got {options!r}")
+    base = options if options is not None else RecallOptions()
+    unknown = sorted(set(shorthand) - set(FLAT_NAMES))
+    if unknown:
+        raise UsageError(f"unknown RecallPolicy option(s) {unknown}; known: {', '.join(sorted(FLAT_NAMES))}")
+    if not shorthand:
+        return base
+    top: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for name, value in shorthand.items():
         group, fieldname = FLAT_NAMES[name]
-        value = getattr(self, group)
-        return value if fieldname is None else getattr(value, fieldname)
+        if fieldname is None:
+            top[group] = value
+        else:
+            nested.setdefault(group, {})[fieldname] = value
+    for group, values in nested.items():
+        top[group] = dataclasses.replace(getattr(base, group), **values)
+    return dataclasses.replace(base, **top)
 
-    if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt option is still an error there
 
-        def __getattr__(self, name: str) -> Any:
-            # Only reached for names the class lacks: a flat name read the old way (``options.top_k``).
-            if name in FLAT_NAMES:
-                group, fieldname = FLAT_NAMES[name]
-                warnings.warn(
-                    f"RecallOptions.{name} is RecallOptions.{group}.{fieldname}; the flat attribute "
-                    "goes in the next release",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                return self.flat(name)
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def search_depth(self, backend: str | None) -> int:
-        """Records searched per namespace by a policy whose decider is ``backend`` (None: stock)."""
-        return self.search.depth(backend)
-
-    def given_thresholds(self) -> dict[str, float | None]:
-        """Each threshold role and what was given for it (None: resolve it)."""
-        return self.thresholds.given()
+def shorthand_value(options: RecallOptions, name: str) -> Any:
+    """The value of the field the flat name ``name`` sets (``top_k``: ``options.search.top_k``)."""
+    group, fieldname = FLAT_NAMES[name]
+    value = getattr(options, group)
+    return value if fieldname is None else getattr(value, fieldname)

@@ -21,7 +21,7 @@ from .config import ConfigPath, config_from_env, configured_decider, read_config
 from .follow_up import FollowUpMemory
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
-from .options import FLAT_NAMES, RecallOptions
+from .options import RecallOptions, with_shorthand
 from .stats import RecallStats
 from .telemetry import Telemetry
 from .thresholds import Thresholds
@@ -51,15 +51,16 @@ class RecallPolicy:
     adapts to how clearly the best records stand out (``adaptive_budget``, at most 5); the
     trace's notes say what both did. All three were fitted on LoCoMo dev.
 
-    Options are one :class:`RecallOptions` (``options=``, nested by stage), or its flat names as
-    keywords (``top_k=5, gate_threshold=0.6``: shorthand for its fields, on top of ``options``);
-    ``policy.top_k`` and the other flat names read them back. With an
+    Options are one :class:`RecallOptions` (``options=``, nested by stage; ``policy.options`` reads
+    them back). Flat keywords (``top_k=5, gate_threshold=0.6``) are shorthand for one of its fields
+    each, applied on top of ``options`` (:data:`~recallwise.policy.options.FLAT_NAMES`). With an
     OpenTelemetry SDK configured, each turn is a ``recallwise.recall`` span and the counters are
     metrics (:mod:`recallwise.policy.telemetry`); ``trace_content=True`` adds the message text. A remote
     decider or store (``local = False``) is called under ``decider_timeout_s`` /
     ``store_timeout_s``; after ``breaker_threshold`` consecutive failing calls its circuit
-    opens and it is not called for ``breaker_cooldown_s`` (the turn fails open for a decider,
-    injects nothing for a store, and the trace and ``stats`` say so).
+    opens and it is not called for ``breaker_cooldown_s`` (a decider; the turn fails open) or
+    ``store_breaker_cooldown_s`` (a store; the turn injects nothing), and the trace and ``stats``
+    say so.
     """
 
     def __init__(
@@ -73,9 +74,9 @@ class RecallPolicy:
         log: DecisionLog | str | os.PathLike[str] | None = None,
         trace_content: bool | None = None,
         _config: Any = None,
-        **option_keywords: Any,
+        **shorthand: Any,
     ) -> None:
-        self.options = RecallOptions.of(options, option_keywords)
+        self.options = with_shorthand(options, shorthand)
         self.store = store
         chosen = default_decider() if decider is _DEFAULT else decider
         self.decider: BaseDecider | None = None if chosen is None else as_decider(chosen)
@@ -99,7 +100,7 @@ class RecallPolicy:
         head_thresholds = getattr(self.decider, "head_thresholds", None)
         resolved = Thresholds.resolve(
             backend,
-            self.options.given_thresholds(),
+            self.options.thresholds.given(),
             configs,
             head_thresholds() if callable(head_thresholds) else None,
         )
@@ -111,14 +112,15 @@ class RecallPolicy:
         self.stats.unmeasured_thresholds.extend(
             u for u in resolved.unmeasured if routes or not u.endswith(":route")
         )
-        #: records searched per namespace each turn (the gated arm: ``RecallOptions.gated_top_k``)
-        self.search_depth = self.options.search_depth(backend)
+        #: records searched per namespace each turn (the gated arm: ``SearchOptions.gated_top_k``)
+        self.search_depth = self.options.search.depth(backend)
         self._executor = _Executor()
         o = self.options.reliability
         self.breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
         # The same rule for a remote store: a dead database would otherwise cost every turn
-        # ``store_timeout_s`` while its connection pool retries.
-        self.store_breaker = CircuitBreaker(o.breaker_threshold, o.breaker_cooldown_s)
+        # ``store_timeout_s`` while its connection pool retries (a shorter cool-down: see
+        # ReliabilityOptions).
+        self.store_breaker = CircuitBreaker(o.breaker_threshold, o.store_breaker_cooldown_s)
         self.searcher = GuardedSearcher(
             store,
             Guard(
@@ -184,28 +186,22 @@ class RecallPolicy:
             modes.append(f"follow-ups (threshold {self.thresholds['follow_up']:g}, {sources['follow_up']})")
         return modes
 
-    def __getattr__(self, name: str) -> Any:
-        # ``policy.top_k``, ``policy.decider_timeout_s``, ...: the options by flat name, read-only.
-        options = self.__dict__.get("options")
-        if options is not None and name in FLAT_NAMES:
-            return options.flat(name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     @classmethod
     def from_config(
         cls,
         path: ConfigPath,
         store: Searcher,
         decider: Decider | BaseDecider | Any | None = _DEFAULT,
-        **options: Any,
+        **keywords: Any,
     ) -> RecallPolicy:
         """A policy using the thresholds ``recallwise tune ... --write-config`` fitted for its decider.
 
-        Thresholds passed in ``options`` still win. A role the file holds no fit for (for this
+        ``keywords`` are the policy's own (``options=``, ``namespaces=``, shorthand); thresholds
+        given there still win. A role the file holds no fit for (for this
         decider's backend) falls back to ``RECALLWISE_CONFIG``, then to the backend's default,
         which ``stats.report()`` lists as unmeasured when it was never measured.
         """
-        return cls(store, decider, _config=read_config(path), **options)
+        return cls(store, decider, _config=read_config(path), **keywords)
 
     # ---- one turn ---------------------------------------------------------------------------------
     def recall(
@@ -435,6 +431,7 @@ class RecallPolicy:
             message=turn.request.message,
         )
         if self.log is not None:
+            started = time.perf_counter()
             try:
                 self.log.write(
                     recall.trace,
@@ -442,11 +439,28 @@ class RecallPolicy:
                     session_id=turn.session_id,
                     decider=self.stats.decider or "none",
                     message=turn.request.message,
+                    **self._stock_tokens(turn),
+                    on_error=self._log_failed,
                 )
             except Exception as exc:  # the log is for looking back; it must not fail the turn
                 self.stats.error("log", error_kind(exc))
                 recall.trace.errors.append(f"log: {type(exc).__name__}: {exc}")
+            # what logging added to the turn, after its total was taken (the logged row lacks it)
+            recall.trace.timings_ms["log"] = (time.perf_counter() - started) * 1000.0
         return recall
+
+    def _log_failed(self, exc: Exception) -> None:
+        """A row the log's thread could not write: counted, as a failed write on the turn's own."""
+        self.stats.error("log", error_kind(exc))
+
+    def _stock_tokens(self, turn: Turn) -> dict[str, Any]:
+        """What the stock arm would have injected, for the log: this turn's own figure on the
+        stock arm, else a count the log takes off the turn's thread."""
+        if not turn.trace.gated:
+            return {"stock_tokens": turn.trace.context_tokens}
+        o = self.options
+        later = stages.stock_tokens_later(turn, self.store, o.search.top_k, o.keep.relevance_score, o.limits)
+        return {"stock_later": later}
 
     # ---- the rest ---------------------------------------------------------------------------------
     def gate_questions(self, *, follow_up: bool = False) -> dict[str, Question]:

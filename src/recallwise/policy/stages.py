@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from .conversation import (
 from .follow_up import follow_up_text
 from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
 from .names import name_terms
-from .options import KeepRule, LimitOptions, Limits
+from .options import KeepRule, LimitOptions
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, StageSpan
@@ -45,7 +46,6 @@ from .wording import FOLLOW_UP, GATE, ROUTE, judge_question
 __all__ = [
     "KeepRule",
     "LimitOptions",
-    "Limits",
     "adaptive_keep_count",
     "apply_keep_rule",
     "ask_gate",
@@ -59,6 +59,8 @@ __all__ = [
     "rescore_conversation",
     "route",
     "search",
+    "stock_tokens_later",
+    "stock_tokens_of",
 ]
 
 
@@ -491,6 +493,59 @@ def keep_judged(turn: Turn, candidates: list[Candidate], judged: bool, keep_rule
     pairs = [(c, hit) for c, (_, hit) in zip(candidates, turn.hits, strict=True) if c.kept]
     pairs.sort(key=lambda pair: -(pair[0].judge_p if pair[0].judge_p is not None else pair[1].score))
     turn.kept = [KeptRecord(hit.record, c.text, c.namespace, hit.score, c.judge_p) for c, hit in pairs]
+
+
+def stock_tokens_of(hits: Sequence[SearchHit], floor: float, limits: LimitOptions) -> int:
+    """Tokens the stock arm injects for ``hits`` (in the store's order): those scoring at least
+    ``floor``, packed as :func:`pack` packs."""
+    texts = [render_text(hit.record.text) for hit in hits if hit.score >= floor]
+    context, _ = pack_context(
+        texts, max_record_chars=limits.max_record_chars, max_context_chars=limits.max_context_chars
+    )
+    return count_tokens(context)
+
+
+def stock_tokens_later(
+    turn: Turn, store: Any, top_k: int, floor: float, limits: LimitOptions
+) -> Callable[[], int] | None:
+    """What the stock arm would have injected this turn, as a count to take later (the decision
+    log takes it off the turn's thread). From the turn's own search when it tells: every
+    namespace of the policy searched at least ``top_k`` deep (the first ``top_k`` hits of each by
+    score are then the stock arm's, unless a hybrid search's lexical ranking pushed one out of the
+    deeper gated search: rare, and only ever an undercount). Otherwise (a closed gate, a route,
+    a store error) the stock arm's own search: every namespace, dense, ``top_k`` deep, with the
+    turn's query vector (no second embedding). None when the turn has no such search (no text,
+    a follow-up, a :meth:`~recallwise.RecallPolicy.judge` of foreign hits)."""
+    trace, every = turn.trace, turn.conversation[2]
+    if turn.vector is None or turn.follow_up or not every:
+        return None
+    if (
+        set(trace.namespaces_searched) == set(every)
+        and turn.top_k >= top_k
+        and not any(kind.startswith("store:") for kind in trace.error_kinds)
+    ):
+        own: list[SearchHit] = []
+        for namespace in every:
+            found = sorted((hit for ns, hit in turn.hits if ns == namespace), key=lambda hit: -hit.score)
+            own.extend(found[:top_k])
+        return lambda: stock_tokens_of(own, floor, limits)
+    request = SearchRequest(
+        every[0],
+        turn.vector,
+        top_k,
+        actor_id=turn.actor_id,
+        text=turn.request.message,
+        mode="dense",
+        extensions=turn.extensions,
+    )
+
+    def searched() -> int:
+        hits: list[SearchHit] = []
+        for namespace in every:
+            hits.extend(store.search(replace(request, namespace=namespace)))
+        return stock_tokens_of(hits, floor, limits)
+
+    return searched
 
 
 def keep_above_floor(turn: Turn, candidates: list[Candidate], floor: float) -> None:

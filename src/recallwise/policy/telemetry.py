@@ -19,10 +19,10 @@ A failing exporter or SDK never fails a turn: it is counted in ``stats`` (``tele
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._renamed import getenv
 from .stats import RecallStats
 from .trace import Trace
 
@@ -130,7 +130,7 @@ class Telemetry:
         self.stats = stats
         self.decider = decider or "none"
         if trace_content is None:
-            trace_content = getenv(TRACE_CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
+            trace_content = os.environ.get(TRACE_CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
         self.trace_content = bool(trace_content)
         self._tracer: Any = None
         self._own_tracer = tracer_provider is not None

@@ -29,8 +29,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..deciders.questions import ChoiceAnswer, ScoreAnswer
-from ..errors import QuestionError, RecallwiseError, StoreError, UsageError
+from ..errors import InvalidValueError, QuestionError, RecallwiseError, StoreError, UsageError
 from .auth import Keyring
+from .inspector import inspector_router
 from .metrics import Metrics
 from .service import LOCAL, MemoryService, Principal, ServiceError
 
@@ -217,11 +218,16 @@ class JudgeOut(BaseModel):
     error_kinds: list[str]
 
 
+class ExampleIn(_Body):
+    state: str = Field(description="an example state")
+    label: bool | str = Field(description="its answer: true / false for a noul, an option for a choice")
+
+
 class QuestionIn(_Body):
     type: Literal["noul", "choice", "score"] = "noul"
     instructions: str
     criteria: dict[str, str] | list[str] | None = None
-    examples: list[dict[str, Any]] | None = None
+    examples: list[ExampleIn] | None = None
 
 
 class SystemOneIn(_Body):
@@ -262,39 +268,101 @@ def _error(
 
 
 class BodyLimit:
-    """ASGI middleware: a body over ``limit`` bytes is refused with 413 before it is read."""
+    """ASGI middleware: a body over ``limit`` bytes is refused with 413 naming the limit.
 
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app, self.limit = app, limit
+    A body with a ``Content-Length`` over the limit is refused before it is read (the server then
+    delivers no more than it declared). A body without one (``Transfer-Encoding: chunked``) is read
+    here, up to the limit, and handed on whole; past the limit the rest is read and dropped (up to
+    ``drain`` bytes, so the client sees the answer rather than a reset) and 413 is the answer.
+    """
+
+    def __init__(self, app: Any, limit: int, drain: int = 16_000_000) -> None:
+        self.app, self.limit, self.drain = app, limit, drain
+
+    def _too_large(self, size: str) -> JSONResponse:
+        return _error(413, f"the body is {size}; the limit is {self.limit} bytes (--max-body-bytes)")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await _error(413, f"the body is {int(declared)} bytes; the limit is {self.limit}")(
-                scope, receive, send
-            )
+        if declared is not None:
+            if declared.isdigit() and int(declared) > self.limit:
+                await self._too_large(f"{int(declared)} bytes")(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
             return
-        seen = 0
-
-        async def counted() -> Message:
-            nonlocal seen
+        body = bytearray()
+        while True:
             message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise _TooLarge
-            return message
+            if message["type"] != "http.request":  # the client went away
+                return
+            body += message.get("body", b"")
+            more = bool(message.get("more_body", False))
+            if len(body) > self.limit:
+                seen = len(body)
+                while more and seen <= self.drain:
+                    message = await receive()
+                    seen += len(message.get("body", b""))
+                    more = message["type"] == "http.request" and bool(message.get("more_body", False))
+                await self._too_large(f"over {self.limit} bytes (sent without a length)")(
+                    scope, receive, send
+                )
+                return
+            if not more:
+                break
+        replayed = False
 
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
-            await _error(413, f"the body exceeds the limit of {self.limit} bytes")(scope, receive, send)
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        await self.app(scope, replay, send)
 
 
-class _TooLarge(Exception):
-    pass
+class HostCheck:
+    """ASGI middleware of a server without keys: a request naming another host (``Host``) or
+    coming from another site's page (``Origin``) is refused, 421 / 403. A page on any web site
+    can make the user's browser call loopback; with DNS rebinding it even reads the answers, as
+    ``Host: evil.example.com``. Every route is guarded (``/mcp`` too: the one check for all).
+    """
+
+    LOCAL = ("localhost", "127.0.0.1", "::1")
+
+    def __init__(self, app: Any, bound_host: str) -> None:
+        self.app = app
+        self.allowed = {h.lower() for h in (*self.LOCAL, bound_host.strip("[]"))}
+
+    def _named_host(self, value: str) -> str:
+        """The host name of a ``Host`` value (``[::1]:8080`` -> ``::1``, ``a.b:80`` -> ``a.b``)."""
+        value = value.strip().lower()
+        if value.startswith("["):
+            return value[1 : value.find("]")] if "]" in value else value
+        return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan; the app has no websocket route
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or ())
+        host = headers.get(b"host", b"").decode("latin-1")
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        allowed = ", ".join(sorted(self.allowed))
+        if self._named_host(host) not in self.allowed:
+            message = f"Host {host!r} is not this server (without --keys it answers only {allowed})"
+            await _error(421, message, "host")(scope, receive, send)
+            return
+        if origin:
+            scheme, _, rest = origin.partition("://")
+            if scheme not in ("http", "https") or self._named_host(rest.split("/")[0]) not in self.allowed:
+                message = f"Origin {origin!r}: a page of another site cannot call a server without --keys"
+                await _error(403, message, "origin")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class Timed:
@@ -336,11 +404,13 @@ def create_app(
     *,
     metrics: Metrics | None = None,
     threads: int = 64,
+    bound_host: str = "127.0.0.1",
 ) -> FastAPI:
     """The ASGI app over ``service``; ``keyring`` None means no keys (one local principal).
 
     ``threads`` bounds the worker threads requests run in (each turn blocks one while it embeds,
-    searches and judges; the embedding batcher gathers them).
+    searches and judges; the embedding batcher gathers them). Without keys, every route answers
+    only requests for ``bound_host`` or a loopback name (:class:`HostCheck`).
     """
 
     @asynccontextmanager
@@ -398,8 +468,13 @@ def create_app(
 
     @app.exception_handler(StoreError)
     async def _store_down(request: Request, exc: StoreError) -> JSONResponse:
+        # the details (statements, hosts) go to the log only, never to a client
         logger.warning("store error on %s: %s", request.url.path, exc)
-        return _error(503, f"the store is unavailable: {exc}")
+        return _error(503, f"the store is unavailable ({exc.kind}); nothing was written")
+
+    @app.exception_handler(InvalidValueError)
+    async def _invalid_value(request: Request, exc: InvalidValueError) -> JSONResponse:
+        return _error(422, str(exc), exc.field)
 
     @app.exception_handler(UsageError)
     async def _usage(request: Request, exc: UsageError) -> JSONResponse:
@@ -413,6 +488,12 @@ def create_app(
     async def _other(request: Request, exc: RecallwiseError) -> JSONResponse:
         logger.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc)
         return _error(500, f"{type(exc).__name__}: {exc}")
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, exc: Exception) -> JSONResponse:
+        # a bug: the traceback goes to the log, the client gets JSON like every other answer
+        logger.error("unexpected %s on %s", type(exc).__name__, request.url.path, exc_info=exc)
+        return _error(500, f"internal error ({type(exc).__name__}); the server's log has the details")
 
     app.add_middleware(Timed, metrics=metrics)
 
@@ -514,11 +595,14 @@ def create_app(
     def prometheus(request: Request) -> PlainTextResponse:
         """The counters and latency histograms, in Prometheus text format."""
         if keyring is not None:
-            principal(request).require("admin")
+            principal(request).require("operator")  # every tenant's figures: not a tenant's admin
         body, content_type = metrics.render()
         return PlainTextResponse(body, media_type=content_type)
 
+    app.include_router(inspector_router(service, principal, keys=keyring is not None))
     app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes)
+    if keyring is None:
+        app.add_middleware(HostCheck, bound_host=bound_host)  # outermost: before the body is read
     return app
 
 

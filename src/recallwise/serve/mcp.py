@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 
 from ..policy.pack import count_tokens, pack_context
 from .service import LOCAL, MemoryService, Principal, ServiceError
@@ -142,7 +143,8 @@ def build_mcp_server(
 
     @server.tool(description="Forget one memory record, by the `id` a recall, search or list returned.")
     def forget(record_id: str, ctx: Context) -> dict[str, object]:
-        return dict(call(ctx, lambda p, a: service.delete_record(p, record_id)))
+        # this actor's records only: another actor's id looks absent, as in every other tool
+        return dict(call(ctx, lambda p, a: service.delete_record(p, record_id, actor_id=a)))
 
     @server.tool(
         description="List the memory records of this user, oldest first, 50 a page; pass the "
@@ -239,13 +241,12 @@ def mount_mcp(
         return found, found.key_id
 
     server = build_mcp_server(service, principal_of=principal_of, token_budget=token_budget)
-    loopback_only = keyring is None
     server.streamable_http_app(
         streamable_http_path=path,
         stateless_http=True,
         json_response=True,
-        # without keys the service binds loopback only: keep the SDK's DNS-rebinding protection
-        host="127.0.0.1" if loopback_only else "0.0.0.0",
+        # the app's own HostCheck guards every route of a server without keys, /mcp included
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 

@@ -7,6 +7,7 @@ every worker has its own store connection, model and batcher, as separate replic
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import json
 import os
@@ -14,8 +15,9 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..errors import InvalidIdError, UsageError
+from ..errors import InvalidIdError, RecallwiseError, UsageError
 from ..records import validate_id
+from ..stores.urls import redact_url
 from .service import DEFAULT_NAMESPACES, Limits, MemoryService
 
 __all__ = ["SETTINGS_ENV", "Settings", "app_from_env", "build_app", "build_service", "is_loopback", "run"]
@@ -41,6 +43,8 @@ class Settings:
     batch_embeddings: bool = True
     threads: int = 64
     log: str | None = None
+    #: the decision log keeps message and memory text (``--log-content``; off: ids and numbers only)
+    log_content: bool = False
     access_log: bool = False
     #: the MCP server at /mcp (when the ``mcp`` extra is installed): most context tokens per recall
     mcp_token_budget: int | None = None
@@ -65,6 +69,8 @@ class Settings:
             validate_id(self.mcp_actor, "--mcp-actor")
         except InvalidIdError as exc:
             raise UsageError(str(exc)) from None
+        if self.log_content and not self.log:
+            raise UsageError("--log-content: give --log FILE too (the log it adds the content to)")
         if self.max_batch < 1:
             raise UsageError(f"--max-batch {self.max_batch}: at least 1")
         try:
@@ -89,6 +95,7 @@ def build_service(settings: Settings) -> MemoryService:
     os.environ.setdefault("RECALLWISE_ONNX_SPIN", "0")  # before the embedder loads: see onnx_minilm
     from ..cli.common import decider_from_args
     from ..embeddings import make_embedder
+    from ..policy.log import DecisionLog
     from ..stores import open_store
 
     store = open_store(
@@ -104,7 +111,7 @@ def build_service(settings: Settings) -> MemoryService:
             limits=Limits(**settings.limits),
             batch_embeddings=settings.batch_embeddings,
             max_batch=settings.max_batch,
-            log=settings.log,
+            log=DecisionLog(settings.log, content=settings.log_content) if settings.log else None,
         )
         service.policy.warm_up()
     except BaseException:
@@ -119,7 +126,7 @@ def build_app(settings: Settings) -> Any:
 
     keyring = Keyring.load(settings.keys) if settings.keys else None
     service = build_service(settings)
-    app = create_app(service, keyring, threads=settings.threads)
+    app = create_app(service, keyring, threads=settings.threads, bound_host=settings.host)
     _mount_mcp(app, service, keyring, settings.mcp_token_budget, settings.mcp_actor)
     return app
 
@@ -136,9 +143,40 @@ def _mount_mcp(app: Any, service: MemoryService, keyring: Any, token_budget: int
     mount_mcp(app, service, keyring, actor_id=actor, token_budget=budget)
 
 
+def log_config(access_log: bool) -> dict[str, Any]:
+    """uvicorn's logging: warnings and errors only, and with ``--access-log`` one line per
+    request (uvicorn's access logger at info) on stderr, where stdout holds ``--json``'s object.
+
+    Levels are set here, not with uvicorn's ``log_level``, which would set the access logger's too.
+    """
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["uvicorn"]["level"] = "WARNING"
+    config["loggers"]["uvicorn.error"]["level"] = "WARNING"
+    config["loggers"]["uvicorn.access"]["level"] = "INFO" if access_log else "WARNING"
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    return config
+
+
 def app_from_env() -> Any:
-    """The app of one worker process (uvicorn's factory with ``--workers N``)."""
-    return build_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+    """The app of one worker process (uvicorn's factory with ``--workers N``); a worker that cannot
+    build it (the database went away since start-up) says why in one line and exits."""
+    try:
+        return build_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+    except RecallwiseError as exc:
+        sys.stderr.write(f"recallwise serve: worker {os.getpid()}: {exc}\n")
+        raise SystemExit(1) from None
+
+
+def _check_store(settings: Settings) -> None:
+    """Open and close the store once before starting workers: a wrong URL or a database that is
+    down is then one line and an exit, not a traceback from every worker."""
+    from ..embeddings import make_embedder
+    from ..stores import open_store
+
+    embedder = make_embedder(settings.embedder) if settings.embedder else None
+    open_store(settings.store, embedder=embedder).close()
 
 
 def run(settings: Settings, *, on_ready: Any = None) -> None:
@@ -156,16 +194,17 @@ def run(settings: Settings, *, on_ready: Any = None) -> None:
     common: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
-        "log_level": "warning",
+        "log_config": log_config(settings.access_log),
         "access_log": settings.access_log,
         "timeout_graceful_shutdown": 30,
         "server_header": False,
     }
+    if settings.workers > 1:
+        _check_store(settings)
     app = None if settings.workers > 1 else build_app(settings)
     where = f"http://{settings.host}:{settings.port}"
-    sys.stderr.write(
-        f"recallwise serve: {where} over {settings.store} ({access}; {settings.workers} worker(s))\n"
-    )
+    store = redact_url(settings.store)
+    sys.stderr.write(f"recallwise serve: {where} over {store} ({access}; {settings.workers} worker(s))\n")
     if on_ready is not None:
         on_ready(where, access)
     if app is None:

@@ -24,12 +24,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..embeddings.batching import BatchingEmbedder
-from ..errors import InvalidIdError, RecallwiseError, StoreError, UsageError
-from ..extraction.pipeline import extract_and_store
+from ..errors import InvalidIdError, InvalidValueError, RecallwiseError, StoreError, UsageError
+from ..extraction.pipeline import ExtractionLimitError, ExtractionLimits, extract_and_store
 from ..policy import RecallPolicy
+from ..policy.breaker import Attempt
 from ..policy.turn import Recall
-from ..records import Event, MemoryRecord, SearchHit, resolve_namespace, score_from_cosine, validate_id
-from ..stores.base import SearchRequest
+from ..records import (
+    Event,
+    MemoryRecord,
+    SearchHit,
+    check_storable,
+    resolve_namespace,
+    score_from_cosine,
+    validate_id,
+)
+from ..stores.base import SearchRequest, write_transaction
+from ..stores.urls import store_kind
 
 __all__ = [
     "DEFAULT_NAMESPACES",
@@ -40,7 +50,9 @@ __all__ = [
     "ServiceError",
 ]
 
-SCOPES = ("recall", "write", "admin")
+#: recall and write act for the key's tenant; admin forgets its users; operator reads /metrics,
+#: which counts every tenant's traffic (so a tenant's admin key does not see other tenants')
+SCOPES = ("recall", "write", "admin", "operator")
 DEFAULT_NAMESPACES: dict[str, str] = {
     "/facts/{actorId}": "facts about the user: home, family, pets, health, work, plans",
     "/preferences/{actorId}": "the user's preferences: food, drink, travel, tools, style",
@@ -84,12 +96,24 @@ LOCAL = Principal(None)
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may carry (configurable; ``recallwise serve --help`` lists the flags)."""
+    """What one request may carry (configurable; ``recallwise serve --help`` lists the flags).
+
+    Past a limit the request is refused with 413 naming it, before anything is stored."""
 
     max_body_bytes: int = 1_000_000
+    #: one text: a message, a record, a query, a candidate (also the extractor's limit a message)
     max_message_chars: int = 16_000
     max_records_per_write: int = 100
     max_events_per_write: int = 200
+    #: characters one POST /v1/events extracts from (all its messages); extraction, embedding and
+    #: consolidation grow with it (a request at both extraction limits: see docs/service.md)
+    max_extract_chars: int = 32_000
+    #: statements one POST /v1/events may extract (each is embedded and consolidated)
+    max_extract_memories: int = 200
+    #: one namespace template
+    max_namespace_chars: int = 256
+    #: namespace templates one request names (each is one search)
+    max_namespaces: int = 16
     max_page: int = 100
     max_search: int = 50
     max_judge_candidates: int = 50
@@ -131,6 +155,7 @@ class MemoryService:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="recallwise-ready"), repr=False
     )
     _ready_check: Future[int] | None = field(default=None, repr=False)
+    _ready_attempt: Attempt | None = field(default=None, repr=False)
     _ready_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -173,22 +198,55 @@ class MemoryService:
     def _external(self, principal: Principal, internal_actor: str) -> str:
         return internal_actor if principal.tenant is None else internal_actor[len(principal.tenant) + 1 :]
 
-    def _templates(self, namespaces: Sequence[str] | None) -> list[str] | None:
+    def _templates(
+        self, namespaces: Sequence[str] | None, field_name: str = "namespaces"
+    ) -> list[str] | None:
         if namespaces is None:
             return None
         if not namespaces:
             raise ServiceError(
-                422, "namespaces: give at least one template, or leave it out", field="namespaces"
+                422, f"{field_name}: give at least one template, or leave it out", field=field_name
+            )
+        if len(namespaces) > self.limits.max_namespaces:
+            raise ServiceError(
+                413,
+                f"{field_name} has {len(namespaces)} templates; the limit is {self.limits.max_namespaces}",
+                field=field_name,
             )
         for i, template in enumerate(namespaces):
-            if not isinstance(template, str) or "{actorId}" not in template:
-                raise ServiceError(
-                    422,
-                    f"namespaces[{i}]: {template!r} is not a template with {{actorId}} "
-                    "(e.g. /facts/{actorId}); the server fills in your actor",
-                    field="namespaces",
-                )
+            self._template(template, f"{field_name}.{i}")
         return list(namespaces)
+
+    def _template(self, template: Any, field_name: str) -> str:
+        """One namespace template of the caller's: a string with ``{actorId}``, within the limit,
+        naming no placeholder the server cannot fill."""
+        if not isinstance(template, str) or "{actorId}" not in template:
+            raise ServiceError(
+                422,
+                f"{field_name}: {template!r} is not a template with {{actorId}} "
+                "(e.g. /facts/{actorId}); the server fills in your actor",
+                field=field_name,
+            )
+        if len(template) > self.limits.max_namespace_chars:
+            raise ServiceError(
+                413,
+                f"{field_name} has {len(template)} chars; the limit is {self.limits.max_namespace_chars}",
+                field=field_name,
+            )
+        self._storable(template, field_name)
+        try:
+            resolve_namespace(template, actor_id="probe")
+        except InvalidIdError as exc:
+            raise ServiceError(
+                422, f"{field_name}: {exc} (only {{actorId}} is filled in)", field=field_name
+            ) from None
+        return template
+
+    def _storable(self, value: Any, field_name: str) -> None:
+        try:
+            check_storable(value, field_name)
+        except InvalidValueError as exc:
+            raise ServiceError(422, str(exc), field=exc.field) from None
 
     def _message(self, message: Any, field_name: str = "message") -> str:
         if not isinstance(message, str) or not message.strip():
@@ -199,6 +257,7 @@ class MemoryService:
                 f"{field_name} has {len(message)} chars; the limit is {self.limits.max_message_chars}",
                 field=field_name,
             )
+        self._storable(message, field_name)
         return message
 
     # ---- recall ---------------------------------------------------------------------------------
@@ -347,7 +406,13 @@ class MemoryService:
         *,
         extract: bool = True,
     ) -> dict[str, Any]:
-        """Conversation messages -> events -> extraction (consolidated: an update replaces) -> records."""
+        """Conversation messages -> events -> extraction (consolidated: an update replaces) -> records.
+
+        The events and the records extracted from them land in one transaction, or nothing does;
+        consolidation is serialized per actor (across threads, processes and replicas), so
+        concurrent writes of one fact make one record. Extraction is bounded by ``limits``
+        (``max_message_chars``, ``max_extract_chars``, ``max_extract_memories``): past one, 413.
+        """
         principal.require("write")
         actor = self.actor(principal, actor_id)
         session = self._session(session_id) or "default"
@@ -361,27 +426,46 @@ class MemoryService:
         for i, item in enumerate(messages):
             role = item.get("role", "user")
             if role not in ("user", "assistant"):
-                raise ServiceError(422, f"messages[{i}].role must be user or assistant", field="messages")
-            text = self._message(item.get("text"), f"messages[{i}].text")
+                raise ServiceError(
+                    422, f"messages.{i}.role must be user or assistant", field=f"messages.{i}.role"
+                )
+            text = self._message(item.get("text"), f"messages.{i}.text")
             events.append(Event(actor_id=actor.internal, session_id=session, role=role, text=text))
-        stored = [self.store.create_event(e) for e in events]
-        body: dict[str, Any] = {"actor_id": actor.external, "session_id": session, "events": len(stored)}
-        if extract:
-            result = extract_and_store(self.store, actor.internal, stored)
-            done = result.consolidation.as_dict()
-            body.update(
-                memories_extracted=len(result.memories),
-                added=done["added"],
-                updated=done["updated"],
-                unchanged=done["unchanged"],
-                records=[{**r, "namespace": actor.outward(r["namespace"])} for r in done["records"]],
+        body: dict[str, Any] = {"actor_id": actor.external, "session_id": session, "events": len(events)}
+        if not extract:
+            with write_transaction(self.store, actor.internal):
+                for event in events:
+                    self.store.create_event(event)
+            return body
+        try:
+            result = extract_and_store(
+                self.store, actor.internal, events, store_events=True, limits=self.extraction_limits
             )
+        except ExtractionLimitError as exc:
+            raise ServiceError(413, f"messages: {exc}", field="messages") from None
+        done = result.consolidation.as_dict()
+        body.update(
+            memories_extracted=len(result.memories),
+            added=done["added"],
+            updated=done["updated"],
+            unchanged=done["unchanged"],
+            records=[{**r, "namespace": actor.outward(r["namespace"])} for r in done["records"]],
+        )
         return body
+
+    @property
+    def extraction_limits(self) -> ExtractionLimits:
+        return ExtractionLimits(
+            max_message_chars=self.limits.max_message_chars,
+            max_extract_chars=self.limits.max_extract_chars,
+            max_extract_memories=self.limits.max_extract_memories,
+        )
 
     def add_records(
         self, principal: Principal, actor_id: Any, records: Sequence[Mapping[str, Any]]
     ) -> dict[str, Any]:
-        """Records written as given (no extraction), each into a namespace template of the caller."""
+        """Records written as given (no extraction), each into a namespace template of the caller;
+        all of them in one transaction, or none."""
         principal.require("write")
         actor = self.actor(principal, actor_id)
         if not records:
@@ -392,23 +476,28 @@ class MemoryService:
             )
         built = []
         for i, item in enumerate(records):
-            template = item.get("namespace") or next(iter(self.namespaces))
-            self._templates([template])
+            where = f"records.{i}"
+            template = self._template(
+                item.get("namespace") or next(iter(self.namespaces)), f"{where}.namespace"
+            )
             metadata = item.get("metadata") or {}
             if not isinstance(metadata, Mapping):
-                raise ServiceError(422, f"records[{i}].metadata must be an object", field="records")
+                raise ServiceError(422, f"{where}.metadata must be an object", field=f"{where}.metadata")
+            self._storable(dict(metadata), f"{where}.metadata")
+            strategy = item.get("strategy") or "semantic"
             try:
-                built.append(
-                    MemoryRecord(
-                        actor_id=actor.internal,
-                        namespace=resolve_namespace(template, actor_id=actor.internal),
-                        text=self._message(item.get("text"), f"records[{i}].text"),
-                        strategy=str(item.get("strategy") or "semantic"),
-                        metadata=dict(metadata),
-                    )
+                validate_id(strategy, f"{where}.strategy")
+            except InvalidIdError as exc:
+                raise ServiceError(422, str(exc), field=f"{where}.strategy") from None
+            built.append(
+                MemoryRecord(
+                    actor_id=actor.internal,
+                    namespace=resolve_namespace(template, actor_id=actor.internal),
+                    text=self._message(item.get("text"), f"{where}.text"),
+                    strategy=strategy,
+                    metadata=dict(metadata),
                 )
-            except (UsageError, ValueError) as exc:
-                raise ServiceError(422, f"records[{i}]: {exc}", field="records") from None
+            )
         added = self.store.add_records(built)
         return {
             "actor_id": actor.external,
@@ -434,7 +523,7 @@ class MemoryService:
             raise ServiceError(422, "cursor must be >= 0", field="cursor")
         resolved = None
         if namespace is not None:
-            self._templates([namespace])
+            self._template(namespace, "namespace")
             resolved = resolve_namespace(namespace, actor_id=actor.internal)
         records = self.store.list_records(resolved, actor_id=actor.internal)
         page = records[cursor : cursor + limit]
@@ -446,15 +535,22 @@ class MemoryService:
             "next_cursor": after if after < len(records) else None,
         }
 
-    def delete_record(self, principal: Principal, record_id: Any) -> dict[str, Any]:
-        """Delete one record of this tenant's; another tenant's id is "not found", as an absent one."""
+    def delete_record(self, principal: Principal, record_id: Any, actor_id: Any = None) -> dict[str, Any]:
+        """Delete one record of this tenant's; another tenant's id is "not found", as an absent one.
+        With ``actor_id`` (an MCP client, which acts for its key's actor only), so is another
+        actor's."""
         principal.require("write")
         try:
             rid = validate_id(record_id, "record_id")
         except InvalidIdError as exc:
             raise ServiceError(422, str(exc), field="record_id") from None
+        owner = None if actor_id is None else self.actor(principal, actor_id).internal
         found = self.store.get_records([rid]).get(rid)
-        if found is None or not self._owns(principal, found.actor_id):
+        if (
+            found is None
+            or not self._owns(principal, found.actor_id)
+            or (owner is not None and found.actor_id != owner)
+        ):
             raise ServiceError(404, f"no record {rid!r}", field="record_id")
         return {"deleted": self.store.delete_records([rid]), "id": rid}
 
@@ -474,28 +570,65 @@ class MemoryService:
 
     # ---- health ---------------------------------------------------------------------------------
     def ready(self) -> dict[str, Any]:
-        """Whether the store answers (within ``limits.ready_timeout_s``) and the model is loaded;
-        raises :class:`StoreError` if not."""
+        """Whether the store answers (within ``limits.ready_timeout_s``), its circuit is closed and
+        the model is loaded; raises :class:`StoreError` if not.
+
+        While a remote store's circuit is open every recall injects nothing, so the service is not
+        ready. The check goes through the same breaker as recall: once the cool-down is over it
+        may be the circuit's trial call, so a replica taken out of rotation (and sent no recalls)
+        still finds out that its store is back.
+        """
+        breaker = None if self.policy.searcher.local else self.policy.store_breaker
         with self._ready_lock:
             if self._ready_check is None or self._ready_check.done():
+                attempt = breaker.allow() if breaker is not None else None
+                if breaker is not None and attempt is None:
+                    raise StoreError(
+                        f"the store's circuit is open after repeated failures ({breaker.refusal()})",
+                        kind="unavailable",
+                    )
                 self._ready_check = self._ready_pool.submit(self.store.count_records)
-            check = self._ready_check
+                self._ready_attempt = attempt
+                self._ready_check.add_done_callback(lambda done: self._settle_ready(done, attempt))
+            check, attempt = self._ready_check, self._ready_attempt
         try:
             check.result(timeout=self.limits.ready_timeout_s)
         except FutureTimeout:
+            if breaker is not None and attempt is not None:
+                breaker.release(attempt)  # slow is not down: recall's own deadline decides that
             raise StoreError(
                 f"the store did not answer within {self.limits.ready_timeout_s:g} s", kind="timeout"
             ) from None
-        return {
-            "store": str(getattr(self.store, "url", type(self.store).__name__)),
-            "embedder": self.store.embedder.name,
-        }
+        finally:
+            if check.done():
+                self._settle_ready(check, attempt)  # before reading the circuit's state below
+        if breaker is not None and breaker.state != "closed":
+            raise StoreError(
+                f"the store's circuit is open after repeated failures ({breaker.refusal()})",
+                kind="unavailable",
+            )
+        # the kind only: /readyz answers without a key, and a URL names hosts, files and users
+        return {"store": store_kind(self.store), "embedder": self.store.embedder.name}
+
+    def _settle_ready(self, check: Future[int], attempt: Attempt | None) -> None:
+        """Tell the store's breaker how a readiness check went (once; later calls change nothing)."""
+        if attempt is None:
+            return
+        breaker = self.policy.store_breaker
+        if check.cancelled():
+            breaker.release(attempt)
+        elif check.exception() is None:
+            breaker.success(attempt)
+        else:
+            breaker.failure(attempt)
 
     def close(self) -> None:
         self._ready_pool.shutdown(wait=False, cancel_futures=True)
         for policy in (self.policy, self.stock):
             if policy is not None:
                 policy.close()
+        if self.policy.log is not None:  # a log given to the service is the service's to close
+            self.policy.log.close()
         if self.batcher is not None:
             self.batcher.close()
         self.store.close()

@@ -1,6 +1,7 @@
 """Where memories live: events, records, namespaces and search.
 
-Backends register a URL scheme (:func:`register_store`); :func:`open_store` picks one by
+Backends register a URL scheme (:func:`register_store`, or an installed package's entry point
+in the ``recallwise.stores`` group: :mod:`recallwise.registry`); :func:`open_store` picks one by
 the URL: ``sqlite:///path`` (embedded default), ``postgresql://...`` (extra ``[postgres]``),
 ``agentcore://MEMORY_ID?region=...`` (extra ``[agentcore]``).
 
@@ -17,18 +18,12 @@ from typing import Any
 
 from ..embeddings import Embedder
 from ..errors import UsageError
-from .base import (
-    AsyncSearcher,
-    MemoryStore,
-    MentionIndex,
-    Query,
-    Searcher,
-    SearchRequest,
-    embed_missing,
-    top_k_indices,
-)
+from ..extras import require_extra
+from ..registry import STORES_GROUP, Registry
+from .base import AsyncSearcher, MemoryStore, MentionIndex, Query, Searcher, SearchRequest
+from .ranking import embed_missing, top_k_indices
 from .sqlite import SQLiteStore
-from .urls import choose_embedder, split_embedder_option
+from .urls import choose_embedder, redact_url, split_embedder_option
 
 __all__ = [
     "AsyncSearcher",
@@ -45,12 +40,14 @@ __all__ = [
 ]
 
 StoreFactory = Callable[..., MemoryStore]
-_SCHEMES: dict[str, StoreFactory] = {}
+_SCHEMES: Registry[StoreFactory] = Registry("store URL scheme", STORES_GROUP)
+#: other spellings of a scheme
+_ALIASES = {"postgres": "postgresql", "postgresql+psycopg": "postgresql"}
 
 
 def register_store(scheme: str, factory: StoreFactory) -> None:
     """Make ``open_store("<scheme>://...")`` call ``factory(url, embedder=..., **options)``."""
-    _SCHEMES[scheme] = factory
+    _SCHEMES.register(scheme, factory)
 
 
 def open_store(url: str, *, embedder: Embedder | None = None, **options: Any) -> MemoryStore:
@@ -61,31 +58,29 @@ def open_store(url: str, *, embedder: Embedder | None = None, **options: Any) ->
     ``?embedder=NAME`` in the URL (or ``embedder=``) picks the embedder (see the module docs).
     """
     if not isinstance(url, str) or "://" not in url:
-        raise UsageError(f"not a store URL: {url!r} (expected e.g. sqlite:///memory.db)")
+        shown = redact_url(url) if isinstance(url, str) else url
+        raise UsageError(f"not a store URL: {shown!r} (expected e.g. sqlite:///memory.db)")
     scheme = url.split("://", 1)[0].lower()
-    scheme = {"postgres": "postgresql", "postgresql+psycopg": "postgresql"}.get(scheme, scheme)
-    if scheme not in _SCHEMES:
-        raise UsageError(
-            f"unknown store URL scheme {scheme!r} in {url!r}; known: {', '.join(sorted(_SCHEMES))}"
-        )
+    factory = _SCHEMES.find(_ALIASES.get(scheme, scheme))
+    if factory is None:
+        known = ", ".join(_SCHEMES.names())
+        raise UsageError(f"unknown store URL scheme {scheme!r} in {redact_url(url)!r}; known: {known}")
     stripped, named = split_embedder_option(url)
     embedder = choose_embedder(url, embedder, named)
-    return _SCHEMES[scheme](stripped, embedder=embedder, **options)
+    return factory(stripped, embedder=embedder, **options)
 
 
 def _open_postgres(url: str, **options: Any) -> MemoryStore:
-    try:
-        from .postgres import PostgresStore
-    except ImportError as exc:
-        raise UsageError("postgresql:// stores need: pip install 'recallwise[postgres]'") from exc
+    require_extra("postgres", "a postgresql:// store")
+    from .postgres import PostgresStore
+
     return PostgresStore(url, **options)
 
 
 def _open_agentcore(url: str, **options: Any) -> MemoryStore:
-    try:
-        from .agentcore import AgentCoreStore
-    except ImportError as exc:
-        raise UsageError("agentcore:// stores need: pip install 'recallwise[agentcore]'") from exc
+    require_extra("agentcore", "an agentcore:// store", ("boto3", "botocore"))
+    from .agentcore import AgentCoreStore
+
     return AgentCoreStore(url, **options)
 
 

@@ -27,8 +27,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..embeddings import Embedder, default_embedder
 from ..errors import StoreError, UsageError
-from ..records import Event, MemoryRecord, SearchHit
-from .base import SearchRequest, ThreadedAsyncMethods, accepts_old_search_call
+from ..extras import require_extra
+from ..records import Event, MemoryRecord, SearchHit, check_event, check_record
+from .base import SearchRequest, ThreadedAsyncMethods
 
 __all__ = ["AgentCoreError", "AgentCoreStore", "parse_agentcore_url", "validate_memory_id"]
 
@@ -106,10 +107,9 @@ class AgentCoreStore(ThreadedAsyncMethods):
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         if client is None:
-            try:
-                import boto3
-            except ImportError as exc:  # pragma: no cover - boto3 comes with the agentcore extra
-                raise UsageError("agentcore:// stores need: pip install 'recallwise[agentcore]'") from exc
+            require_extra("agentcore", "an agentcore:// store", ("boto3",))
+            import boto3
+
             region = region or options.get("region")
             session = boto_session or boto3.Session(profile_name=options.get("profile"), region_name=region)
             region = region or session.region_name
@@ -170,6 +170,7 @@ class AgentCoreStore(ThreadedAsyncMethods):
 
     # ---- events ------------------------------------------------------------------------------
     def create_event(self, event: Event) -> Event:
+        check_event(event)
         payload: list[dict[str, Any]] = []
         if event.text.strip():
             role = _ROLES.get(event.role.lower(), "OTHER")
@@ -205,6 +206,8 @@ class AgentCoreStore(ThreadedAsyncMethods):
     def add_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         """Create records (AgentCore assigns the ids; each record's ``id`` is updated to it)."""
         records = list(records)
+        for given in records:
+            check_record(given)
         for start in range(0, len(records), _BATCH):
             chunk = records[start : start + _BATCH]
             by_request = {f"r{start + i}": r for i, r in enumerate(chunk)}
@@ -238,7 +241,6 @@ class AgentCoreStore(ThreadedAsyncMethods):
                     record.id = done["memoryRecordId"]
         return records
 
-    @accepts_old_search_call
     def search(self, request: SearchRequest) -> list[SearchHit]:
         """AgentCore's semantic search in ``namespace``; scores are the service's relevance scores.
 

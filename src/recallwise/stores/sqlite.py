@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,18 +23,10 @@ import numpy as np
 from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder, make_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
-from ..records import Event, MemoryRecord, SearchHit, score_from_cosine
-from .base import (
-    BM25_WEIGHT,
-    Query,
-    SearchRequest,
-    ThreadedAsyncMethods,
-    accepts_old_search_call,
-    embed_missing,
-    keyword_terms,
-    top_k_indices,
-    where_equal,
-)
+from ..records import Event, MemoryRecord, SearchHit, check_event, check_record, score_from_cosine
+from .base import Query, SearchRequest, ThreadedAsyncMethods
+from .ranking import BM25_WEIGHT, embed_missing, keyword_terms, top_k_indices
+from .sql import where_equal
 from .urls import choose_embedder, split_embedder_option
 
 __all__ = ["SQLiteStore"]
@@ -183,6 +175,8 @@ class SQLiteStore(ThreadedAsyncMethods):
         self.embedder: Embedder = chosen or default_embedder()
         limit_blas_threads()
         self._lock = threading.RLock()
+        self._matrices: dict[str, _Matrix] = {}
+        self._depth = 0  # open transactions of the thread holding _lock (savepoints inside the first)
         try:
             self._conn = sqlite3.connect(
                 self.path, check_same_thread=False, timeout=30.0, isolation_level=None
@@ -197,12 +191,22 @@ class SQLiteStore(ThreadedAsyncMethods):
                 self._init_meta()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open store {self.path!r}: {exc}") from exc
-        self._matrices: dict[str, _Matrix] = {}
         self._data_version = self._read_data_version()
 
     # ---- plumbing ----------------------------------------------------------------------
     def _transaction(self) -> _Transaction:
-        return _Transaction(self._conn, self._lock)
+        return _Transaction(self)
+
+    @contextlib.contextmanager
+    def transaction(self, actor_id: str | None = None) -> Iterator[None]:
+        """Everything this thread writes inside lands together or not at all (an error rolls it all
+        back), and no other writer (thread or process) writes in between: ``BEGIN IMMEDIATE`` takes
+        the database's write lock, so a read-then-write (consolidation) is race-free. ``actor_id``
+        is accepted for the stores that lock per actor; SQLite locks the whole file. Nests (inner
+        ones are savepoints). Other threads of this process wait for it to end, readers too (they
+        share the one connection): keep slow work, such as embedding, outside."""
+        with self._transaction():
+            yield
 
     def _init_meta(self) -> None:
         rows = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
@@ -241,6 +245,7 @@ class SQLiteStore(ThreadedAsyncMethods):
 
     # ---- events ------------------------------------------------------------------------
     def create_event(self, event: Event) -> Event:
+        check_event(event)
         with self._transaction():
             self._conn.execute(
                 "INSERT INTO events (id, actor_id, session_id, role, text, created_at, metadata) "
@@ -286,6 +291,8 @@ class SQLiteStore(ThreadedAsyncMethods):
         records = list(records)
         if not records:
             return []
+        for record in records:
+            check_record(record)
         embed_missing(self.embedder, records)
         rows = []
         for record in records:
@@ -431,7 +438,6 @@ class SQLiteStore(ThreadedAsyncMethods):
             )
         return vector
 
-    @accepts_old_search_call
     def search(self, request: SearchRequest) -> list[SearchHit]:
         """Top ``top_k`` records of ``namespace``, best first.
 
@@ -569,25 +575,46 @@ def _split_script(script: str) -> list[str]:
 
 
 class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` under the store's lock; rolls back on error."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` under the store's lock, rolled back on error; nested inside
+    one of the same thread, a ``SAVEPOINT`` (released, or rolled back to, on its own)."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
-        self.conn, self.lock = conn, lock
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = store
 
     def __enter__(self) -> sqlite3.Connection:
-        self.lock.acquire()
+        store = self.store
+        store._lock.acquire()
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            store._conn.execute("BEGIN IMMEDIATE" if store._depth == 0 else f"SAVEPOINT rw_{store._depth}")
         except BaseException:
-            self.lock.release()
+            store._lock.release()
             raise
-        return self.conn
+        store._depth += 1
+        return store._conn
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        store = self.store
+        store._depth -= 1
+        depth = store._depth
         try:
             if exc_type is None:
-                self.conn.execute("COMMIT")
-            else:
-                self.conn.execute("ROLLBACK")
+                try:
+                    store._conn.execute("COMMIT" if depth == 0 else f"RELEASE rw_{depth}")
+                    return
+                except BaseException:
+                    self._roll_back(depth)
+                    raise
+            self._roll_back(depth)
         finally:
-            self.lock.release()
+            store._lock.release()
+
+    def _roll_back(self, depth: int) -> None:
+        conn = self.store._conn
+        if depth == 0:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        else:
+            conn.execute(f"ROLLBACK TO rw_{depth}")
+            conn.execute(f"RELEASE rw_{depth}")
+        # a search inside may have cached rows that are gone now
+        self.store._matrices.clear()

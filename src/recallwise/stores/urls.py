@@ -1,13 +1,37 @@
-"""The store URL option every backend shares: ``?embedder=NAME``."""
+"""Store URLs: the option every backend shares (``?embedder=NAME``), and the one form in which a
+URL is ever printed, logged or returned (:func:`redact_url`)."""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 from ..embeddings import Embedder, make_embedder
 from ..errors import UsageError
 
-__all__ = ["choose_embedder", "split_embedder_option"]
+__all__ = ["choose_embedder", "redact_url", "split_embedder_option", "store_kind"]
+
+# user:PASSWORD@ in the authority (the password may hold anything but '/', '?' and '#'; the last
+# '@' ends it, as urlsplit reads it), and libpq's password options in the query string
+_AUTHORITY_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#:@]*):[^/?#]*@")
+_QUERY_PASSWORD = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password shown as ``***`` (``user:***@host``, ``password=***``): how a store
+    URL appears in every message, log line and reply (the start-up line, ``--json``, errors)."""
+    url = _AUTHORITY_PASSWORD.sub(r"\1:***@", url, count=1)
+    return _QUERY_PASSWORD.sub(r"\1***", url)
+
+
+def store_kind(store: Any) -> str:
+    """What kind of store ``store`` is (its URL's scheme: ``sqlite``, ``postgresql``, ...), for
+    replies that must not name hosts, files or users."""
+    url = getattr(store, "url", None)
+    if isinstance(url, str) and "://" in url:
+        return url.split("://", 1)[0].lower()
+    return type(store).__name__
 
 
 def split_embedder_option(url: str) -> tuple[str, str | None]:
@@ -22,7 +46,7 @@ def split_embedder_option(url: str) -> tuple[str, str | None]:
     if not values:
         return url, None
     if len(values) > 1 or not values[0].strip():
-        raise UsageError(f"store URL {_hide_password(url)!r}: give embedder= once, with a name")
+        raise UsageError(f"store URL {redact_url(url)!r}: give embedder= once, with a name")
     rest = urlencode([(k, v) for k, v in pairs if k != "embedder"])
     return base + (f"?{rest}" if rest else "") + hash_mark + fragment, values[0].strip()
 
@@ -36,21 +60,11 @@ def choose_embedder(url: str, given: Embedder | None, named: str | None) -> Embe
     if named is None:
         return given
     if not named.strip():
-        raise UsageError(
-            f"store URL {_hide_password(url)!r}: embedder= needs a name, e.g. embedder=multilingual"
-        )
+        raise UsageError(f"store URL {redact_url(url)!r}: embedder= needs a name, e.g. embedder=multilingual")
     chosen = make_embedder(named)
     if given is not None and given.name != chosen.name:
         raise UsageError(
-            f"store URL {_hide_password(url)!r} names embedder {chosen.name!r} but {given.name!r} "
+            f"store URL {redact_url(url)!r} names embedder {chosen.name!r} but {given.name!r} "
             "was passed too: give one"
         )
     return given or chosen
-
-
-def _hide_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))

@@ -622,7 +622,7 @@ def judge_turns(
 ) -> list[JudgedTurn]:
     """Search each turn's records as the policy does (one in-memory store per record set, hybrid,
     ``depth`` per namespace) and compute the judge's features of what came back, in every space."""
-    depth = depth or RecallOptions().search_depth(decider.name)
+    depth = depth or RecallOptions().search.depth(decider.name)
     vectors = vectors or _Vectors(decider)
     groups: dict[tuple[tuple[str, str], ...], list[int]] = {}
     for i, turn in enumerate(turns):

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
+from ..extras import require_extra
 from . import metrics
 from .run import CandidateResult, TuneResult
 
@@ -72,13 +73,10 @@ td.rel{background:#e3f0fa}td.irr{background:#fbe9e1}td.err{color:#b00}
 
 
 def _matplotlib() -> Any:
-    try:
-        import matplotlib
-        from matplotlib.figure import Figure
-    except ImportError:  # pragma: no cover - matplotlib is in the dev and plot extras
-        raise UsageError(
-            "--report draws its charts with matplotlib: pip install 'recallwise[plot]'"
-        ) from None
+    require_extra("plot", "--report (its charts)")
+    import matplotlib
+    from matplotlib.figure import Figure
+
     return matplotlib, Figure
 
 

@@ -33,10 +33,13 @@ renewal on read, ``sweep_ttl()`` and a background sweeper).
 # The package is split by job: ``gate`` (GatedStore), ``store`` (RecallwiseStore), ``ttl`` (expiry
 # kept in a record's metadata), ``namespaces`` (paths, match conditions, filters) and ``text``
 # (what an item's text is, and the embeddings function). Everything public is importable from here.
-from .gate import GatedStore
-from .namespaces import namespace_path, namespace_tuple
-from .store import RecallwiseStore
-from .text import embeddings_function, index_config, item_text
+from ...extras import extra_imports
+
+with extra_imports("langgraph", "recallwise.integrations.langgraph"):
+    from .gate import GatedStore
+    from .namespaces import namespace_path, namespace_tuple
+    from .store import RecallwiseStore
+    from .text import embeddings_function, index_config, item_text
 
 __all__ = [
     "GatedStore",

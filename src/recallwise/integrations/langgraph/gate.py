@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 from langgraph.store.base import (
@@ -19,18 +20,17 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from ...deciders import Decider, default_decider
 from ...embeddings import Embedder
 from ...errors import UsageError
-from ...policy import Recall, RecallOptions, RecallPolicy, RecallStats
+from ...policy import Recall
 from ...records import MemoryRecord, SearchHit, score_from_cosine, validate_id
 from ...stores.base import Query, SearchRequest
 from .._foreign import (
-    Keep,
+    FrameworkGate,
+    GateKeywords,
     at_most,
+    check_over_fetch,
     foreign_owned,
-    foreign_policy,
-    gate_options,
     kept_in_order,
     lazy_embedder,
     scope_of,
@@ -39,8 +39,6 @@ from .._foreign import (
     unique_key,
 )
 from .text import item_text
-
-_DEFAULT: Any = object()
 
 
 @dataclass
@@ -56,82 +54,45 @@ def _is_gated(op: Op) -> bool:
     return isinstance(op, SearchOp) and isinstance(op.query, str) and bool(op.query.strip())
 
 
-class GatedStore(BaseStore):
+class GatedStore(BaseStore, FrameworkGate):
     """A LangGraph ``BaseStore`` that gates and judges natural-language searches of ``inner``.
 
-    Keyword arguments:
+    The keywords every gate takes (:class:`~recallwise.integrations._foreign.GateKeywords`):
+    ``decider``, ``options``, ``embedder`` (the inner store's own embeddings are not assumed to be
+    recallwise's), ``stats``, ``log``. Its own:
 
-    * ``decider`` -- the decision backend; left out = the offline embedded one; ``None`` =
-      transparent (every call goes straight to ``inner``);
-    * ``over_fetch`` -- how many times the requested page to fetch for the judge (default 3);
-    * ``options`` -- a :class:`~recallwise.RecallOptions`, as a policy takes (thresholds, keep
-      rule, timeouts, ...); ``keep`` and ``max_records`` are shorthand for its fields. The gate
-      sets how deep it searches and the context budget itself.
-    * ``thresholds`` -- deprecated: ``options=RecallOptions(thresholds=ThresholdOptions(...))``;
-    * ``embedder`` -- recallwise's embedder for the query and the judged items' text (the
-      inner store's own embeddings are not assumed to be recallwise's);
+    * ``over_fetch`` -- how many times a search's page to fetch for the judge (a number >= 1,
+      default 3);
     * ``text_fields`` -- the value paths that hold an item's text (default: the inner
       store's ``index["fields"]``, else see :func:`item_text`);
-    * ``stats`` -- a :class:`~recallwise.RecallStats` to count into; ``actor_id`` -- who the
-      decisions are counted and cached for (a store has no user; namespaces usually carry it);
-    * ``log`` -- the opt-in decision log (a path), as ``RecallPolicy(log=...)``.
+    * ``actor_id`` -- who the decisions are counted and cached for (a store has no user;
+      namespaces usually carry it).
 
     Anything else is read from ``inner`` (``index_config``, ``setup()``, ...).
-    :attr:`last_recall` holds the most recent gated decision (trace included).
     """
+
+    _owned = foreign_owned(10)
+    _why = ": a search's limit and over_fetch say how many items are judged"
 
     def __init__(
         self,
         inner: BaseStore,
         *,
-        decider: Decider | Any | None = _DEFAULT,
-        over_fetch: int = 3,
-        options: RecallOptions | None = None,
-        keep: Keep | None = None,
-        max_records: int | None = None,
-        thresholds: Mapping[str, float] | None = None,
-        embedder: Embedder | None = None,
+        over_fetch: float = 3,
         text_fields: Sequence[str] | None = None,
-        stats: RecallStats | None = None,
         actor_id: str = "langgraph",
-        log: Any = None,
+        **gate: Unpack[GateKeywords],
     ) -> None:
         if not isinstance(inner, BaseStore):
             raise TypeError(f"GatedStore wraps a langgraph BaseStore, got {type(inner).__name__}")
-        if over_fetch < 1:
-            raise ValueError(f"over_fetch must be at least 1, got {over_fetch}")
+        self._configure(**gate)
         self.inner = inner
-        self.decider: Decider | None = default_decider() if decider is _DEFAULT else decider
-        self.over_fetch = int(over_fetch)
-        #: what the gate's policy runs with (``options`` and the shorthand keywords)
-        self.options = gate_options(
-            "GatedStore",
-            options,
-            given={"keep": keep, "max_records": max_records},
-            owned=foreign_owned(10),
-            thresholds=thresholds,
-            why=": a search's limit and over_fetch say how many items are judged",
-        )
-        self.max_records = self.options.limits.max_records
+        self.over_fetch = check_over_fetch(over_fetch)
         self.actor_id = validate_id(actor_id, "actor_id")
-        self.last_recall: Recall | None = None
         self._text_fields = list(text_fields) if text_fields is not None else None
-        self._searcher = _StoreSearcher(self, lazy_embedder(embedder))
-        #: the policy deciding the gated searches (None when ``decider=None``: transparent)
-        self.policy: RecallPolicy | None = None
-        if self.decider is not None:
-            # one namespace, named after the inner store: what traces and the decision log show
-            self.policy = foreign_policy(
-                self._searcher,
-                self.decider,
-                type(inner).__name__,
-                options=self.options,
-                stats=stats,
-                log=log,
-            )
-        self._stats = stats if stats is not None else (self.policy.stats if self.policy else RecallStats())
-        if self.policy is None:
-            self._stats.decider = None
+        self._searcher = _StoreSearcher(self, lazy_embedder(self._embedder))
+        # one namespace, named after the inner store: what traces and the decision log show
+        self.policy = self._policy_over(self._searcher, [type(inner).__name__])
 
     # ---- what LangGraph reads off a store: the inner store's ----------------------------------
     @property
@@ -147,16 +108,6 @@ class GatedStore(BaseStore):
         if name in ("inner", "policy"):
             raise AttributeError(name)
         return getattr(self.inner, name)
-
-    @property
-    def stats(self) -> RecallStats:
-        """Counters of the gated searches; ``.report()`` puts errors first."""
-        return self._stats
-
-    def close(self) -> None:
-        """Release the gate's worker threads (the inner store is the caller's to close)."""
-        if self.policy is not None:
-            self.policy.close()
 
     # ---- the two methods a BaseStore implements -------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -199,7 +150,10 @@ class GatedStore(BaseStore):
         """The search's page as the policy's sizes for this turn: the inner store is asked for
         ``over_fetch`` times the page, and at most the page's end is kept."""
         end = max(op.offset, 0) + max(op.limit, 0)
-        return {"top_k": max(self.over_fetch * end, 1), "max_records": at_most(self.max_records, end)}
+        return {
+            "top_k": max(math.ceil(self.over_fetch * end), 1),
+            "max_records": at_most(self.options.limits.max_records, end),
+        }
 
     def _finish(self, recall: Recall, search: _Search) -> list[SearchItem]:
         self.last_recall = recall

@@ -28,8 +28,8 @@ mem0 raising (its vector store, its embedder, the platform's HTTP errors) is cou
 :attr:`GatedMem0.stats` by kind (``store:RateLimitError``, ``store:timeout``; first in
 ``stats.report()``) and the search returns ``{"results": []}``: no memories, no traceback into the
 agent. A search longer than ``store_timeout_s`` (5 s) is given up the same way, and after three
-failing searches in a row mem0 is left alone for ``breaker_cooldown_s``. ``decider=None`` makes the
-wrapper transparent (every call goes straight to mem0). :class:`AsyncGatedMem0` is the same for
+failing searches in a row mem0 is left alone for ``store_breaker_cooldown_s`` (1 s). ``decider=None``
+makes the wrapper transparent (every call goes straight to mem0). :class:`AsyncGatedMem0` is the same for
 ``AsyncMemory`` / ``AsyncMemoryClient`` (``await memory.search(...)``).
 
 The judge reads each memory's text with recallwise's embedder (default: the offline MiniLM),
@@ -46,9 +46,12 @@ into recallwise's context block like any recallwise store (the actor id is mem0'
 
 from __future__ import annotations
 
-from .embedding import RecallwiseEmbedding, local_memory
-from .gate import AsyncGatedMem0, GatedMem0
-from .searcher import ENTITY_KEYS, Mem0Searcher
+from ...extras import extra_imports
+
+with extra_imports("mem0", "recallwise.integrations.mem0"):
+    from .embedding import RecallwiseEmbedding, local_memory
+    from .gate import AsyncGatedMem0, GatedMem0
+    from .searcher import ENTITY_KEYS, Mem0Searcher
 
 __all__ = [
     "ENTITY_KEYS",

@@ -73,11 +73,14 @@ PostgreSQL, AgentCore) as a read-only Strands ``MemoryStore``.
 # Split by job: ``hook`` (RecallHook), ``session`` (RecallSessionManager), ``gate`` (MemoryGate,
 # GatedMemoryStore, StrandsSearcher), ``injection`` (gated_injection) and ``store``
 # (RecallwiseMemoryStore, the reverse direction). Everything public is importable from here.
-from .gate import GatedMemoryStore, MemoryGate, StrandsSearcher, gated_stores
-from .hook import RecallHook, user_text
-from .injection import gated_injection
-from .session import RecallSessionManager
-from .store import RecallwiseMemoryStore
+from ...extras import extra_imports
+
+with extra_imports("strands", "recallwise.integrations.strands"):
+    from .gate import GatedMemoryStore, MemoryGate, StrandsSearcher, gated_stores
+    from .hook import RecallHook, user_text
+    from .injection import gated_injection
+    from .session import RecallSessionManager
+    from .store import RecallwiseMemoryStore
 
 __all__ = [
     "GatedMemoryStore",

@@ -10,18 +10,17 @@ import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, Unpack, cast
 
 import numpy as np
 from strands.memory import MemoryEntry
 from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import SearchOptions
 
-from ...deciders import Decider, default_decider
 from ...embeddings import Embedder, default_embedder
 from ...embeddings.cache import CachedEmbedder
 from ...errors import StoreError, UsageError
-from ...policy import Recall, RecallOptions, RecallPolicy, RecallStats
+from ...policy import Recall, RecallStats
 from ...records import (
     MemoryRecord,
     SearchHit,
@@ -30,20 +29,26 @@ from ...records import (
     validate_id,
 )
 from ...stores.base import SearchRequest
-from .._foreign import NO_BUDGET, at_most, gate_options, run_sync, scope_of, scoped
+from .._foreign import (
+    NO_BUDGET,
+    FrameworkGate,
+    GateKeywords,
+    at_most,
+    check_over_fetch,
+    run_sync,
+    scope_of,
+    scoped,
+)
 
 T = TypeVar("T")
 
 
 logger = logging.getLogger(__name__)
 
-_DEFAULT: Any = object()
-
 #: The optional methods of Strands' ``MemoryStore`` protocol, detected on the store's type.
 OPTIONAL_METHODS = ("add", "add_messages", "initialize", "get_tools")
 #: What every Strands memory store has besides ``search``.
 REQUIRED_ATTRIBUTES = ("name", "description", "max_search_results", "writable", "extraction")
-#: Policy options a gate sets itself (the manager says how many entries each store returns).
 #: policy options the gate sets itself: the manager asks each store for its own count, and the
 #: entries come back to it whole (no context budget)
 _GATE_OWNS: dict[str, Any] = {"top_k": 10, **NO_BUDGET}
@@ -209,65 +214,49 @@ class _Batch:
     task: asyncio.Task[dict[str, Any]] | None = None
 
 
-class MemoryGate:
+class MemoryGate(FrameworkGate):
     """One :class:`~recallwise.policy.RecallPolicy` shared by the Strands stores it gates.
 
-    ``decider``: the embedded offline default when left out; ``None`` makes every member a plain
-    pass-through (the control arm). ``over_fetch`` (>= 1) asks each inner store for that many times
-    the entries the manager asked for, so the judge can reach entries the store ranked lower; the
-    default 1 forwards the manager's own count (Strands' default injection already asks each store
-    for a candidate set of ``max_entries``). ``route=True`` lets the decider choose between the
-    stores by their ``description`` (all members need one; off by default, as in the policy:
-    routing cost recall on LoCoMo). ``actor_id`` / ``session_id`` scope the decision cache and the
-    decision log. ``options`` is a :class:`~recallwise.RecallOptions`, as a policy takes; other
-    keywords are its flat names (``keep``, ``max_records``, ``gate_threshold``,
-    ``decider_timeout_s``, ``cache_size``, ...) or the policy's ``log`` and ``trace_content``.
-    The gate sets ``top_k`` and the context budget itself.
+    The keywords every gate takes (:class:`~recallwise.integrations._foreign.GateKeywords`):
+    ``decider`` (``None`` makes every member a plain pass-through: the control arm), ``options``,
+    ``embedder`` (default: the decider's own, the judge compares vectors), ``stats``, ``log``. The
+    gate sets ``top_k`` and the context budget itself. Its own:
+
+    * ``over_fetch`` -- each inner store is asked for that many times the entries the manager
+      asked for, so the judge can reach entries the store ranked lower (a number >= 1); the
+      default 1 forwards the manager's own count (Strands' default injection already asks each
+      store for a candidate set of ``max_entries``);
+    * ``route`` -- True lets the decider choose between the stores by their ``description`` (all
+      members need one; off by default, as in the policy: routing cost recall on LoCoMo);
+    * ``actor_id`` / ``session_id`` -- scope the decision cache and the decision log.
     """
+
+    _owned = _GATE_OWNS
+    _why = (
+        " (the memory manager says how many entries each store returns; use over_fetch= to ask the "
+        "stores for more)"
+    )
 
     def __init__(
         self,
-        decider: Decider | Any | None = _DEFAULT,
         *,
         over_fetch: float = 1.0,
         route: bool = False,
         actor_id: str = "strands",
         session_id: str | None = None,
-        embedder: Embedder | None = None,
-        stats: RecallStats | None = None,
-        options: RecallOptions | None = None,
-        **policy_options: Any,
+        **gate: Unpack[GateKeywords],
     ) -> None:
-        if "namespaces" in policy_options:
-            raise UsageError("MemoryGate sets namespaces itself: one per store it gates")
-        #: RecallPolicy's own arguments (not options), passed on as they are
-        self.policy_args = {k: policy_options.pop(k) for k in ("log", "trace_content") if k in policy_options}
-        #: what the gate's policy runs with (``options`` and the shorthand keywords)
-        self.options = gate_options(
-            "MemoryGate",
-            options,
-            given=policy_options,
-            owned=_GATE_OWNS,
-            why=" (the memory manager says how many entries each store returns; use over_fetch= to "
-            "ask the stores for more)",
-        )
-        if not (isinstance(over_fetch, (int, float)) and math.isfinite(over_fetch) and over_fetch >= 1):
-            raise UsageError(f"over_fetch must be a number >= 1, got {over_fetch!r}")
-        self.decider = default_decider() if decider is _DEFAULT else decider
-        self.over_fetch = float(over_fetch)
+        self._configure(**gate)
+        self.over_fetch = check_over_fetch(over_fetch)
         self.route = route
         self.actor_id = validate_id(actor_id, "actor_id")
         self.session_id = validate_id(session_id, "session_id") if session_id is not None else None
-        self.stats = stats or RecallStats()
-        if embedder is None:  # the judge compares vectors: embed with the decider's own model
-            embedder = getattr(self.decider, "embedder", None) or default_embedder()
+        # the judge compares vectors: embed with the decider's own model unless told otherwise
+        embedder = self._embedder or getattr(self.decider, "embedder", None) or default_embedder()
         self._members: dict[str, GatedMemoryStore] = {}  # by namespace key
         self.searcher = StrandsSearcher(embedder, self._members, self.stats)
-        #: the most recent turn's decision (context, kept records, trace); None before the first
-        self.last_recall: Recall | None = None
         #: the judge's probability of each entry kept in the most recent turn, by (store name, content)
         self.last_kept: dict[tuple[str, str], float | None] = {}
-        self.policy: RecallPolicy | None = None
         self._forming: dict[tuple[int, str], _Batch] = {}
         self._lock = threading.Lock()
 
@@ -295,24 +284,13 @@ class MemoryGate:
         descriptions = {k: self._members[k].description for k in keys}
         described = all(isinstance(d, str) and d for d in descriptions.values())
         routed = self.route and len(keys) >= 2 and described
-        self.policy = RecallPolicy(
-            self.searcher,
-            decider=self.decider,
-            namespaces=cast(dict[str, str], descriptions) if routed else keys,
-            stats=self.stats,
-            options=self.options,
-            **self.policy_args,
-        )
+        self.policy = self._policy_over(self.searcher, cast(dict[str, str], descriptions) if routed else keys)
         if old is not None:
             old.close()
 
     def report(self) -> str:
         """The policy's report: errors first, entries skipped as not text among the counts."""
         return self.stats.report()
-
-    def close(self) -> None:
-        if self.policy is not None:
-            self.policy.close()
 
     # ---- one store's search -------------------------------------------------------------------
     async def search(
@@ -413,22 +391,17 @@ class GatedMemoryStore(StrandsMemoryStore):
     key: str
 
     def __new__(cls, inner: Any, *args: Any, **kwargs: Any) -> GatedMemoryStore:
+        # Strands reads a store's optional methods off its type: the wrapper's type has exactly
+        # the inner store's (see :func:`_gated_type`).
         _check_memory_store(inner)
         capabilities = frozenset(m for m in OPTIONAL_METHODS if implements(inner, m))
         return cast(GatedMemoryStore, object.__new__(_gated_type(capabilities)))
 
-    def __init__(
-        self,
-        inner: Any,
-        *,
-        decider: Decider | Any | None = _DEFAULT,
-        gate: MemoryGate | None = None,
-        **gate_options: Any,
-    ) -> None:
-        if gate is not None and (decider is not _DEFAULT or gate_options):
+    def __init__(self, inner: Any, *, gate: MemoryGate | None = None, **gate_keywords: Any) -> None:
+        if gate is not None and gate_keywords:
             raise UsageError("a store that joins a MemoryGate takes the gate's decider and options")
         self.inner = inner
-        self.gate = gate if gate is not None else MemoryGate(decider, **gate_options)
+        self.gate = gate if gate is not None else MemoryGate(**gate_keywords)
         self.key = self.gate.join(self)
 
     # The protocol's attributes are the inner store's, read and written through.
@@ -451,60 +424,47 @@ class GatedMemoryStore(StrandsMemoryStore):
         return f"GatedMemoryStore({self.inner!r}, decider={getattr(self.gate.decider, 'name', None)!r})"
 
 
-# The optional methods, one pass-through each; a wrapper's type gets exactly the inner store's.
-class _Add:
-    inner: Any
-
-    async def add(self, *args: Any, **kwargs: Any) -> Any:
-        return await self.inner.add(*args, **kwargs)
-
-
-class _AddMessages:
-    inner: Any
-
-    async def add_messages(self, *args: Any, **kwargs: Any) -> Any:
-        return await self.inner.add_messages(*args, **kwargs)
-
-
-class _Initialize:
-    inner: Any
-
-    async def initialize(self) -> None:
-        await self.inner.initialize()
-
-
-class _GetTools:
-    inner: Any
-
-    def get_tools(self) -> Any:
-        return self.inner.get_tools()
-
-
-_PASS_THROUGH: dict[str, type] = {
-    "add": _Add,
-    "add_messages": _AddMessages,
-    "initialize": _Initialize,
-    "get_tools": _GetTools,
-}
-
-
 @functools.cache
 def _gated_type(capabilities: frozenset[str]) -> type[GatedMemoryStore]:
+    """:class:`GatedMemoryStore` with a pass-through for exactly the optional methods named in
+    ``capabilities``: Strands' ``MemoryManager`` reads them off a store's type (a method inherited
+    from the protocol's default body does not count), so a wrapper must not claim one its inner
+    store lacks (a write routed to a store that cannot take it) nor hide one it has."""
     if not capabilities:
         return GatedMemoryStore
-    chosen = [m for m in OPTIONAL_METHODS if m in capabilities]
-    bases = (*(_PASS_THROUGH[m] for m in chosen), GatedMemoryStore)
-    name = f"GatedMemoryStore[{', '.join(chosen)}]"
-    return cast(type[GatedMemoryStore], type(name, bases, {"__module__": __name__, "__qualname__": name}))
+
+    class Gated(GatedMemoryStore):
+        if "add" in capabilities:
+
+            async def add(self, *args: Any, **kwargs: Any) -> Any:
+                return await self.inner.add(*args, **kwargs)
+
+        if "add_messages" in capabilities:
+
+            async def add_messages(self, *args: Any, **kwargs: Any) -> Any:
+                return await self.inner.add_messages(*args, **kwargs)
+
+        if "initialize" in capabilities:
+
+            async def initialize(self) -> None:
+                await self.inner.initialize()
+
+        if "get_tools" in capabilities:
+
+            def get_tools(self) -> Any:
+                return self.inner.get_tools()
+
+    Gated.__name__ = Gated.__qualname__ = (
+        f"GatedMemoryStore[{', '.join(m for m in OPTIONAL_METHODS if m in capabilities)}]"
+    )
+    return Gated
 
 
-def gated_stores(
-    stores: Sequence[Any], *, decider: Decider | Any | None = _DEFAULT, **gate_keywords: Any
-) -> list[GatedMemoryStore]:
+def gated_stores(stores: Sequence[Any], **gate_keywords: Any) -> list[GatedMemoryStore]:
     """Wrap every store in ``stores`` behind one shared :class:`MemoryGate`: one decision per turn,
     and the judge ranks the entries of all of them together (see the module docs). Keywords go to
-    :class:`MemoryGate` (``options=``, ``over_fetch=``, ``route=``, ...)."""
-    gate = MemoryGate(decider, **gate_keywords)
+    :class:`MemoryGate` (``decider=``, ``options=``, ``over_fetch=``, ``route=``, ...)."""
+    gate = MemoryGate(**gate_keywords)
     return [GatedMemoryStore(store, gate=gate) for store in stores]
 
 

@@ -17,8 +17,8 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from ...embeddings import Embedder
-from ...records import MemoryRecord
-from ..base import embed_missing
+from ...records import MemoryRecord, check_record
+from ..ranking import embed_missing
 from .migrations import HNSW_INDEX, SchemaContext, namespace_index
 
 __all__ = ["bulk_load", "copy_in", "staging_rows"]
@@ -111,6 +111,8 @@ def bulk_load(
             records = list(batch)
             if not records:
                 continue
+            for record in records:
+                check_record(record)
             embed_missing(embedder, records)
             copy_in(conn, staging_rows(records, vector))
             conn.execute("TRUNCATE recallwise_staging")

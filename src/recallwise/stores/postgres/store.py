@@ -8,8 +8,10 @@ writes through :mod:`.ingest`, and asks its :class:`.planner.Planner` which plan
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -18,24 +20,26 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from ..._renamed import OLD_DEFAULT_SCHEMA, notice
 from ...embeddings import Embedder, default_embedder, make_embedder
 from ...errors import DimensionMismatchError, StoreError, UsageError
-from ...records import Event, MemoryRecord, SearchHit, score_from_cosine
-from ..base import (
-    Query,
-    SearchRequest,
-    ThreadedAsyncMethods,
-    accepts_old_search_call,
-    embed_missing,
-    keyword_terms,
-    rrf_fuse,
-    where_equal,
-)
+from ...records import Event, MemoryRecord, SearchHit, check_event, check_record, score_from_cosine
+from ..base import Query, SearchRequest, ThreadedAsyncMethods
+from ..ranking import embed_missing, keyword_terms, rrf_fuse
+from ..sql import where_equal
 from ..urls import choose_embedder
-from .connection import DEFAULT_CONNECT_TIMEOUT, connect, error_kind, quote_ident, reason, split_url
+from .connection import (
+    DEFAULT_CONNECT_TIMEOUT,
+    ReconnectingPool,
+    connect,
+    error_kind,
+    lost_server,
+    quote_ident,
+    reason,
+    split_url,
+)
 from .ingest import bulk_load, copy_in, staging_rows
 from .migrations import SchemaContext, advisory_key, migrate, recorded_embedder
 from .planner import (
@@ -62,6 +66,23 @@ _RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_
 # A dense hit: the record and its (full-precision) cosine similarity to the query.
 _HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - (r.embedding <=> %(query)s) AS cosine"
 
+#: How long a call waits for a pooled connection while the database is unreachable (a connection
+#: was lost, or none came within the pool's timeout, and none has been made since), instead of
+#: the pool's timeout (``connect_timeout`` + 5 s): during an outage a write fails in this time
+#: with a StoreError naming the store, not after 15 s, and a connection the pool makes meanwhile
+#: (it retries every 2 s at most) is taken at once.
+UNREACHABLE_WAIT_S = 0.5
+
+
+def actor_lock_keys(schema: str, actor_id: str) -> tuple[int, int]:
+    """The two 32-bit advisory-lock keys of ``actor_id``'s writes in ``schema`` (the two-key space
+    does not overlap the one-key space the migration lock uses)."""
+
+    def key(text: str) -> int:
+        return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big", signed=True)
+
+    return key(f"recallwise-actor:{schema}"), key(actor_id)
+
 
 class PostgresStore(ThreadedAsyncMethods):
     """Records and events in PostgreSQL; vector search with pgvector.
@@ -75,6 +96,11 @@ class PostgresStore(ThreadedAsyncMethods):
     ``pool_size`` caps the connections this store keeps open. ``create=False`` opens only an
     existing store (read-only commands): a schema recallwise never made is a :class:`UsageError`
     and nothing is created in the database.
+
+    When the database goes away the pool tries to reconnect every 2 s at most
+    (:class:`.connection.ReconnectingPool`), and until a connection is made again each call
+    waits at most :data:`UNREACHABLE_WAIT_S` for one before its :class:`StoreError`
+    (``kind="unavailable"``): an outage costs a caller half a second, not the pool's timeout.
     """
 
     local = False
@@ -125,6 +151,11 @@ class PostgresStore(ThreadedAsyncMethods):
             size_cache_seconds=size_cache_seconds,
         )
         self._vector_schema = "public"
+        self._held = threading.local()  # this thread's connection inside transaction()
+        # threads of this process wait for an actor here, not holding a pooled connection each
+        self._actor_stripes = [threading.Lock() for _ in range(64)]
+        #: why the database is unreachable (the last connection error), None while it is not
+        self.unreachable: str | None = None
         with self._connect() as conn:
             if not schema_named:
                 self.schema = self._default_schema(conn)
@@ -133,7 +164,7 @@ class PostgresStore(ThreadedAsyncMethods):
             self.embedder: Embedder = chosen or self._recorded_embedder(conn) or default_embedder()
             self.dimension = int(self.embedder.dimension)
             self._migrate(conn)
-        self._pool: ConnectionPool[psycopg.Connection[TupleRow]] = ConnectionPool(
+        self._pool = ReconnectingPool(
             self._conninfo,
             min_size=1,
             max_size=max(1, pool_size),
@@ -170,21 +201,62 @@ class PostgresStore(ThreadedAsyncMethods):
         }
         for name, value in settings.items():
             conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        self.unreachable = None  # the pool has just made a connection
 
     @contextmanager
     def _conn(self, action: str) -> Iterator[psycopg.Connection[TupleRow]]:
-        """A pooled connection; database errors become a :class:`StoreError` naming ``action``."""
+        """A pooled connection (inside :meth:`transaction`, this thread's); database errors become a
+        :class:`StoreError` naming ``action``.
+
+        While the database is unreachable the wait for a connection is :data:`UNREACHABLE_WAIT_S`.
+        """
+        down = self.unreachable
         try:
-            with self._pool.connection() as conn:
-                yield conn
+            held: psycopg.Connection[TupleRow] | None = getattr(self._held, "conn", None)
+            if held is not None:
+                yield held
+            else:
+                with self._pool.connection(timeout=UNREACHABLE_WAIT_S if down else None) as conn:
+                    yield conn
         except PoolTimeout as exc:
+            if down is None:
+                self.unreachable = down = f"no connection within {self._pool.timeout:g} s"
             raise StoreError(
-                f"{action}: no connection to {self.url}: {reason(exc)}", kind="unavailable"
+                f"{action}: no connection to {self.url}: the database is unreachable (last error: {down})",
+                kind="unavailable",
             ) from exc
         except psycopg.errors.UniqueViolation as exc:
             raise StoreError(f"{action}: {reason(exc)}") from exc
         except psycopg.Error as exc:
+            if lost_server(exc):
+                self.unreachable = reason(exc)
             raise StoreError(f"{action} on {self.url} failed: {reason(exc)}", kind=error_kind(exc)) from exc
+        else:
+            self.unreachable = None
+
+    @contextmanager
+    def transaction(self, actor_id: str | None = None) -> Iterator[None]:
+        """Everything this thread writes inside lands together or not at all (an error rolls it all
+        back): one pooled connection, one transaction. With ``actor_id``, a transaction-scoped
+        advisory lock of that actor is taken first, so read-then-write work for one actor
+        (consolidation) is serialized across threads, processes and replicas, while other actors'
+        writes and every read go on. Nests (inner ones are savepoints). Holds a pooled connection
+        throughout: keep slow work, such as embedding, outside."""
+        held: psycopg.Connection[TupleRow] | None = getattr(self._held, "conn", None)
+        if held is not None:
+            with self._conn("savepoint") as conn, conn.transaction():
+                yield
+            return
+        keys = None if actor_id is None else actor_lock_keys(self.schema, actor_id)
+        stripe = self._actor_stripes[keys[1] % 64] if keys is not None else nullcontext()
+        with stripe, self._conn("transaction") as conn, conn.transaction():
+            if keys is not None:
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", keys)
+            self._held.conn = conn
+            try:
+                yield
+            finally:
+                self._held.conn = None
 
     # ---- migrations ----------------------------------------------------------------------
     def _has_store(self, conn: psycopg.Connection[TupleRow], schema: str) -> bool:
@@ -241,6 +313,7 @@ class PostgresStore(ThreadedAsyncMethods):
 
     # ---- events --------------------------------------------------------------------------
     def create_event(self, event: Event) -> Event:
+        check_event(event)
         with self._conn(f"create event {event.id!r}") as conn, conn.transaction():
             conn.execute(
                 "INSERT INTO events (id, actor_id, session_id, role, text, created_at, metadata) "
@@ -302,6 +375,8 @@ class PostgresStore(ThreadedAsyncMethods):
         records = list(records)
         if not records:
             return []
+        for record in records:
+            check_record(record)
         embed_missing(self.embedder, records)
         rows = staging_rows(records, self._vector)
         with self._conn(f"add {len(rows)} records") as conn, conn.transaction():
@@ -432,7 +507,6 @@ class PostgresStore(ThreadedAsyncMethods):
             return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
         return self._vector(query, "query vector")
 
-    @accepts_old_search_call
     def search(self, request: SearchRequest) -> list[SearchHit]:
         """Top ``top_k`` records of ``namespace``, best first.
 

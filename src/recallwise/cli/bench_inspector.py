@@ -1,0 +1,61 @@
+"""``recallwise bench inspector``: the decision inspector's list on a log of 100,000 turns."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import UsageError
+from ..extras import require_extra
+from . import emit_json, progress_enabled
+from .common import add_json, table
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "inspector",
+        help="how fast GET /v1/decisions (the /ui page's list) answers on a big decision log",
+        description="Write a decision log of --turns turns (real turns of the default policy over the "
+        "demo persona, spread over two tenants' actors and sessions), serve it with recallwise serve "
+        "--log, and time GET /v1/decisions over HTTP for each filter the inspector page offers "
+        "(target: <= 300 ms a page at 100,000 turns).",
+    )
+    parser.add_argument("--turns", type=int, default=100_000, help="turns in the log (default 100000)")
+    parser.add_argument("--repeats", type=int, default=20, help="timed requests per filter (default 20)")
+    add_json(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.turns < 1000 or args.repeats < 1:
+        raise UsageError("--turns must be at least 1000 and --repeats at least 1")
+    require_extra("serve", "recallwise bench inspector")  # the server it starts needs the service's packages
+    from ..bench.inspector import bench_inspector
+
+    bar: Any = None
+    if progress_enabled(args):
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.turns, desc="writing the log", unit="turn", file=sys.stderr, leave=False)
+    try:
+        result = bench_inspector(
+            turns=args.turns, repeats=args.repeats, progress=bar.update if bar is not None else None
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        emit_json(result)
+        return 0
+    print(
+        f"{result['turns']} logged turns ({result['log_mb']} MB, written at {result['fill_turns_per_s']:.0f} "
+        f"turns/s); GET /v1/decisions?limit=50 over HTTP, {result['repeats']} requests per filter:\n"
+    )
+    rows = [(name, q["p50_ms"], q["max_ms"], q["returned"]) for name, q in result["queries"].items()]
+    print(table(rows, ["filter", "p50 (ms)", "max (ms)", "turns returned"]))
+    verdict = "met" if result["met"] else f"MISSED by {result['worst_p50_ms'] - result['target_ms']:.1f} ms"
+    print(
+        f"\nslowest filter p50 {result['worst_p50_ms']} ms against <= {result['target_ms']:.0f} ms: {verdict}"
+    )
+    return 0

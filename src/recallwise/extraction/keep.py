@@ -1,0 +1,289 @@
+"""Step 3 of the rules: keep a clause, or drop it and say why.
+
+Kept: lasting facts and preferences about the user and their people ("I'm vegetarian", "my
+daughter is allergic to dairy", "I tend to avoid gore", "spicy food gives me heartburn").
+
+Dropped, each with a reason:
+
+* ``question`` -- the clause asks ("could that be related?");
+* ``not about the user`` -- no first-person subject or object;
+* ``to the assistant`` -- it speaks to or about the assistant or its suggestions ("your
+  suggestion", "I love that idea", "thanks");
+* ``request`` -- what the user wants from this conversation ("I'd like ...", "I need help ...",
+  "I'm looking for ...");
+* ``plan for now`` -- what the user will do next ("I'll check those out", "I'm going to try it");
+* ``of the moment`` -- a mood or a passing state ("I'm excited", "I'm not sure", "... tonight");
+* ``says nothing alone`` -- its words point back into the conversation ("I hadn't considered
+  that", "I've tried some of those") or carry no content;
+* ``conversational`` -- thinking aloud ("I think", "I guess", "I agree", "I mean").
+
+:func:`is_preference` marks the kept clauses that state a preference; those also become a
+preference record (see :mod:`recallwise.extraction.rules`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .clauses import Clause
+from .person import Statement, clean
+
+__all__ = ["Verdict", "is_preference", "judge"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a clause is kept, and why it is not."""
+
+    keep: bool
+    reason: str = ""
+
+
+KEEP = Verdict(True)
+
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've|you'd|you'll|yourself|thanks|thank)\b", re.I)
+_TO_ASSISTANT = re.compile(
+    r"\b(?:(?:that|this|the|those|these|your|a|an|such a)\s+(?:great |good |nice |cool |fun |smart |lovely )?"
+    r"(?:idea|ideas|suggestion|suggestions|recommendation|recommendations|tip|tips|advice|list|"
+    r"option|options|answer|explanation|point)|sounds? (?:good|great|nice|fun|perfect|right|like))\b",
+    re.I,
+)
+_REQUEST = re.compile(
+    r"^(?:I'd like|I would like|I'd love (?:to|some|a|an|it|that|if)|I would love|I'm looking for|"
+    r"I am looking for|I was wondering|I'm wondering|I wonder|I want (?:to know|you|some|a |an |help|ideas|"
+    r"advice|suggestions|recommendations)|I need (?:help|you|some|a |an |ideas|advice|to know|"
+    r"suggestions|recommendations|to figure)|I'm trying to (?:figure|decide|find|work out|choose|pick)|"
+    r"I have a question|I've got a question|let me|let's|I'm asking|I'm just asking|I'm curious)\b",
+    re.I,
+)
+_PLAN = re.compile(
+    r"^(?:I'll(?!\s+(?:never|always)\b)|I will(?!\s+(?:never|always)\b)|I shall|"
+    r"I'm going to (?!be\b)\w+|I'm gonna|I am going to (?!be\b)\w+|we'll|we will|"
+    r"we're going to (?!be\b)\w+|we're gonna|I'm about to|I plan to|I'm planning to try|I want to try|"
+    r"I'd better|I'll have to)\b",
+    re.I,
+)
+# "I need to", "I have to", "I might": a plan unless it is a standing rule ("I have to avoid gluten")
+_OBLIGATION = re.compile(
+    r"^(?:I might|I may|I should|I need to|I have to|I've got to|I gotta|we need to|we have to|we should)\b",
+    re.I,
+)
+_CONVERSATIONAL = re.compile(
+    r"^(?:I|we)\s+(?:(?:do|don't|also|just|really|totally|completely|kind of|sort of)\s+)?"
+    r"(?:think|thought|guess|guessed|mean|meant|know|knew|agree|agreed|suppose|understand|"
+    r"bet|hope|hoped|assume|believe|wonder|wondered|forgot|remember|get it|figured|imagine|reckon|"
+    r"heard|read (?:that|about|somewhere|online|it)|noticed|want|wanted|need(?! to)|needed(?! to)|wish|"
+    r"ask|asked|appreciate|hadn't thought|haven't thought|see(?=\s*$| what| how| why| that| it| your)|"
+    r"didn't know|didn't realize|had no idea|feel like|doubt|promise|can't believe|couldn't believe|"
+    r"can't wait|can imagine|can see|can tell|could tell|must say|have to say|gotta say)\b",
+    re.I,
+)
+_OF_THE_MOMENT = re.compile(
+    r"^(?:I'm|I am|we're|we are)\s+(?:(?:so|very|really|just|a bit|a little|pretty|super|also|still|"
+    r"not|too)\s+)*(?:not sure|sure|fine|good|ok|okay|great|sorry|glad|happy|excited|nervous|thrilled|"
+    r"here|back|done|ready|curious|wondering|confused|lost|thinking|asking|kidding|joking|"
+    r"afraid so|(?:down|in|game|all set|set)$|impressed|relieved|grateful|thankful|stoked|pumped|"
+    r"worried|stressed|overwhelmed|tired|bored|busy|interested|intrigued|convinced|surprised|"
+    r"amazed|on it|with you|drowning|struggling|trying to decide)\b",
+    re.I,
+)
+# a mood becomes a lasting fact only with what it is about: "afraid of heights", "nervous around dogs"
+_STATE_WITH_OBJECT = re.compile(
+    r"\b(?:of|about|around|when|by|with)\s+(?!(?:that|it|this|those|these|them)\b)\w", re.I
+)
+_MOODS = frozenset(
+    [
+        "excited",
+        "nervous",
+        "happy",
+        "glad",
+        "sure",
+        "thrilled",
+        "worried",
+        "curious",
+        "interested",
+        "tired",
+        "busy",
+        "okay",
+        "fine",
+        "ready",
+        "grateful",
+        "thankful",
+        "sorry",
+        "confused",
+        "impressed",
+        "relieved",
+        "hopeful",
+        "keen",
+        "eager",
+        "stoked",
+        "pumped",
+        "overwhelmed",
+        "stressed",
+        "bored",
+        "surprised",
+        "amazed",
+    ]
+)
+_NOW = re.compile(
+    r"\b(?:today|tonight|right now|at the moment|this morning|this afternoon|this evening|yesterday|"
+    r"last night|this weekend|later today|in a bit|in a minute|in a sec)\b",
+    re.I,
+)
+_POINTING = frozenset(
+    ["that", "those", "these", "this", "it", "them", "one", "ones", "some", "there", "either"]
+)
+_FUNCTION = frozenset(
+    [
+        "here",
+        "into",
+        "anymore",
+        "while",
+        "now",
+        "too",
+        "lot",
+        "bit",
+        "well",
+        "the",
+        "user",
+        "user's",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "having",
+        "does",
+        "do",
+        "did",
+        "doing",
+        "would",
+        "will",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "not",
+        "no",
+        "never",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "about",
+        "from",
+        "as",
+        "and",
+        "or",
+        "but",
+        "so",
+        "just",
+        "also",
+        "still",
+        "even",
+        "very",
+        "much",
+        "more",
+        "most",
+        "really",
+        "quite",
+        "always",
+        "usually",
+        "often",
+        "sometimes",
+        "their",
+        "they",
+        "them",
+        "themselves",
+        "theirs",
+        "before",
+        "again",
+        "yet",
+        "already",
+        "ever",
+        "out",
+        "up",
+        "down",
+        "off",
+        "over",
+        "back",
+        "got",
+        "get",
+        "gotten",
+    ]
+)
+
+
+def _content(statement: Statement) -> list[str]:
+    words = re.findall(r"[A-Za-z0-9][\w'-]*", statement.predicate.lower())
+    if statement.slot:
+        words += statement.slot.split()
+    return [w for w in words if w not in _FUNCTION and w not in _POINTING and not w.endswith("n't")]
+
+
+def judge(clause: Clause, statement: Statement | None) -> Verdict:
+    """Keep ``clause`` (rewritten as ``statement``) or drop it, with the reason."""
+    if clause.question:
+        return Verdict(False, "question")
+    if statement is None:
+        return Verdict(False, "not about the user")
+    text = clean(clause.text)
+    if _SECOND_PERSON.search(text) or _TO_ASSISTANT.search(text):
+        return Verdict(False, "to the assistant")
+    if _REQUEST.match(text):
+        return Verdict(False, "request")
+    if _PLAN.match(text) or (_OBLIGATION.match(text) and not is_preference(statement)):
+        return Verdict(False, "plan for now")
+    if _CONVERSATIONAL.match(text):
+        return Verdict(False, "conversational")
+    if _OF_THE_MOMENT.match(text) and not _STATE_WITH_OBJECT.search(text):
+        return Verdict(False, "of the moment")
+    if _NOW.search(text):
+        return Verdict(False, "of the moment")
+    content = _content(statement)
+    pointing = any(w.strip(".,") in _POINTING for w in statement.predicate.lower().split())
+    # "loves it here", "hasn't done it in a while": a verb and a pointer into the conversation
+    if not content or (pointing and len(content) < 2 and statement.subject == "The user"):
+        return Verdict(False, "says nothing alone")
+    if all(w in _MOODS for w in content) and not _STATE_WITH_OBJECT.search(text):
+        return Verdict(False, "of the moment")
+    if not any(len(w) >= 3 or any(c.isdigit() for c in w) for w in content):
+        return Verdict(False, "says nothing alone")
+    return KEEP
+
+
+_PREFERENCE = re.compile(
+    r"\b(?:prefers?|preferred|preference|tends? to|always|never|usually|go-to|favou?rite|can't stand|"
+    r"cannot stand|can't handle|can't eat|can't have|can't drink|hates?|dislikes?|doesn't like|don't like|"
+    r"doesn't eat|don't eat|doesn't drink|don't drink|loves?|likes?|enjoys?|adores?|only (?:eats?|drinks?|"
+    r"buys?|wears?|uses?|reads?|watches?|travels?|flies|books?|shops?)|would rather|'d rather|rather than|"
+    r"avoids?|sensitive to|aversion|afraid of|terrified of|scared of|not a fan|"
+    r"a big fan|a huge fan|fan of|not into|is into|are into|keeps? kosher|only eats? halal|"
+    r"gives? (?:the user|them) \w+|makes? (?:the user|them) \w+|gets? (?:seasick|carsick|motion sick|"
+    r"airsick)|stays? away from|steers? clear of|cut(?:ting)? down on|can't do)\b",
+    re.IGNORECASE,
+)
+
+
+def is_preference(statement: Statement) -> bool:
+    """Whether a kept statement states a preference: a like, a dislike, a habit, an aversion, a
+    practice ("keeps kosher", "doesn't eat pork").
+
+    A condition is a fact, not a preference ("is vegetarian", "is allergic to peanuts"), as in
+    AgentCore's own split (the demo persona's example records keep both in the facts).
+    """
+    return bool(_PREFERENCE.search(statement.sentence))

@@ -1,0 +1,223 @@
+"""`recallwise bench extract`: its graders, its data loader, its report, the LLM extractor through it."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from recallwise.bench.extract import (
+    broken_english,
+    carries,
+    first_person,
+    fragment,
+    load_conversations,
+    run_extract_bench,
+)
+from recallwise.cli import main
+from recallwise.errors import UsageError
+from recallwise.extraction import LLMExtractor, OpenAIChat
+
+CONVERSATIONS = [
+    {
+        "id": "c1",
+        "source": "written",
+        "messages": [
+            {"role": "user", "text": "What's a good way to wind down after work?"},
+            {"role": "assistant", "text": "A walk, a shower, or something light to watch."},
+            {
+                "role": "user",
+                "text": "I've been wanting to unwind with some TV shows, but I tend to avoid anything with "
+                "excessive violence or gore.",
+            },
+            {"role": "assistant", "text": "Comfort shows and nature documentaries are good for that."},
+            {"role": "user", "text": "Thanks, I'll check those out."},
+        ],
+        "facts": [],
+        "preference": "avoid anything with excessive violence or gore",
+        "question": "Can you suggest a TV series I could start this weekend?",
+    },
+    {
+        "id": "c2",
+        "source": "outside",
+        "messages": [
+            {"role": "user", "text": "I have a german shepherd named Barnaby."},
+            {"role": "assistant", "text": "Great name!"},
+        ]
+        * 5,
+        "facts": ["I have a german shepherd named barnaby.", "My favorite color is grey."],
+    },
+]
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    directory = tmp_path / "data"
+    directory.mkdir()
+    (directory / "set.jsonl").write_text("\n".join(json.dumps(c) for c in CONVERSATIONS) + "\n")
+    return directory
+
+
+# ---- graders ------------------------------------------------------------------------------
+
+
+def test_carries_needs_two_thirds_of_the_facts_content_words_by_lemma():
+    fact = "avoid anything with excessive violence or gore"
+    assert carries("The user tends to avoid anything with excessive violence or gore.", fact)
+    assert carries("When choosing shows: Avoids excessive violence and gore", fact)
+    assert not carries("The user has been wanting to unwind after work with some TV shows.", fact)
+    assert carries("The user doesn't eat pork.", "I don't eat pork")
+    assert not carries("The user eats pork.", "I don't eat pork")  # the negation is a content word
+
+
+def test_first_person_leftovers():
+    assert first_person("a community outreach event for our police department") == ["our"]
+    assert first_person("The user's mom passed away when i was young.") == ["i"]
+    assert first_person("The user moved to the US in 2019.") == []
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "The user tend toes avoid overly complex interfaces.",
+        "The user hadn'ts thought about a themed tour, but it makes perfect sense.",
+        "The user haven'ts tried those yet",
+        "The user heards they have an impressive selection.",
+        "The user especiallies like historical fiction.",
+        "They has two cats.",
+        "The user likes to avoids gore.",
+    ],
+)
+def test_broken_english_is_caught(record):
+    said = (
+        "I tend to avoid overly complex interfaces. I hadn't thought about it. I haven't tried those. "
+        "I heard. I especially like historical fiction. two cats gore"
+    )
+    assert broken_english(record, said)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "The user tends to avoid overly complex interfaces.",
+        "The user read a lot as a child.",
+        "When booking flights: Always books an aisle seat",
+        "The user's dog Barnaby is a German Shepherd.",
+        "The user likes to go to bus stops.",
+    ],
+)
+def test_plain_english_is_not_flagged(record):
+    said = "I read a lot. My dog Barnaby is a German Shepherd. I always book an aisle seat. bus stops"
+    assert broken_english(record, said) == []
+
+
+@pytest.mark.parametrize(
+    ("record", "is_fragment"),
+    [
+        ("The user hadn't considered that.", True),
+        ("The user has tried some of those.", True),
+        ("The user will check those out.", True),
+        ("The user is excited but a bit nervous.", True),
+        ("The user loves the idea of string lights.", True),
+        ("The user is vegetarian.", False),
+        ("The user has a german shepherd named Barnaby.", False),
+        ("The user is 34.", False),
+    ],
+)
+def test_fragments(record, is_fragment):
+    assert fragment(record) is is_fragment
+
+
+# ---- data -----------------------------------------------------------------------------------
+
+
+def test_load_conversations(data_dir):
+    loaded = load_conversations(data_dir)
+    assert [c.id for c in loaded] == ["c1", "c2"]
+    assert loaded[0].preference and loaded[0].question and loaded[1].facts
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", r"set.jsonl:2: not JSON"),
+        ('{"id": "x", "messages": []}', r"set.jsonl:2: 'messages' must be a non-empty list"),
+        ('{"id": "x", "messages": [{"role": "robot", "text": "hi"}]}', r"messages\[0\] needs a role"),
+        ('{"id": "c1", "messages": [{"role": "user", "text": "hi"}]}', "duplicate conversation id 'c1'"),
+        (
+            '{"id": "x", "messages": [{"role": "user", "text": "hi"}], "facts": "no"}',
+            "'facts' must be a list",
+        ),
+    ],
+)
+def test_bad_data_names_the_file_and_line(tmp_path, line, message):
+    (tmp_path / "set.jsonl").write_text(json.dumps(CONVERSATIONS[0]) + "\n" + line + "\n")
+    with pytest.raises(UsageError, match=message):
+        load_conversations(tmp_path)
+
+
+def test_a_directory_without_data_is_a_usage_error(tmp_path, capsys):
+    assert main(["bench", "extract", "--data", str(tmp_path / "missing")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+    assert main(["bench", "extract", "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no *.jsonl files" in err and len(err.strip().splitlines()) == 1
+    assert main(["bench", "extract", "--data", str(tmp_path), "--limit", "0"]) == 2
+    assert "--limit must be at least 1" in capsys.readouterr().err
+
+
+# ---- the report -----------------------------------------------------------------------------
+
+
+def test_bench_extract_json(data_dir, capsys):
+    assert main(["bench", "extract", "--data", str(data_dir), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["extractor"] == "rules" and report["conversations"] == 2
+    assert report["preference_stored"] == 1.0 and report["question_conversations"] == 1
+    written, outside = report["by_source"]["written"], report["by_source"]["outside"]
+    assert written["fact_recall"] == 1.0
+    assert outside["facts_labelled"] == 2 and outside["fact_recall"] == 0.5  # the colour was never said
+    assert report["examples"]["facts_missed"] == [{"id": "c2", "fact": "My favorite color is grey."}]
+    assert report["broken_english"] == report["first_person"] == report["fragments"] == 0
+    speed = report["speed"]
+    assert speed["conversations_timed"] == 1 and 0 < speed["extract_p50_ms"] <= speed["p50_ms"]
+    assert report["errors"] == []
+
+
+def test_bench_extract_text(data_dir, capsys):
+    assert main(["bench", "extract", "--data", str(data_dir), "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "rules on" in out and "fact recall" in out and "speed:" in out
+
+
+def test_the_llm_extractor_is_measured_by_the_same_bench(data_dir):
+    reply = {
+        "facts": [{"text": "The user avoids TV shows with excessive violence or gore.", "topic": "tv"}],
+        "preferences": [
+            {
+                "context": "Choosing shows",
+                "preference": "Avoids excessive violence and gore",
+                "categories": ["entertainment"],
+            }
+        ],
+    }
+    calls: list[dict] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        calls.append(json.loads(request.content))
+        return httpx.Response(200, json={"choices": [{"message": {"content": json.dumps(reply)}}]})
+
+    chat = OpenAIChat("tiny", base_url="http://llm.local/v1", transport=httpx.MockTransport(answer))
+    result = run_extract_bench(data_dir, extractor=LLMExtractor(chat)).as_dict()
+    assert result["extractor"] == "llm:openai:tiny" and len(calls) == 3  # 2 conversations + 1 timed
+    assert result["records"] == 4 and result["preference_stored"] == 1.0
+    assert result["by_source"]["outside"]["fact_recall"] == 0.0
+
+
+def test_an_extractor_error_is_counted_and_the_run_goes_on(data_dir):
+    failing = httpx.MockTransport(lambda request: httpx.Response(500, text="model exploded"))
+    chat = OpenAIChat("tiny", base_url="http://llm.local/v1", transport=failing)
+    result = run_extract_bench(data_dir, extractor=LLMExtractor(chat))
+    assert len(result.errors) == 2 and result.errors[0].startswith("c1: ")
+    assert result.total["records"] == 0 and result.total["fact_recall"] == 0.0
