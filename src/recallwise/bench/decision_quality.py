@@ -113,10 +113,13 @@ class SetResult:
         self.errors += other.errors
 
 
-def _policy(store: SQLiteStore, decider: Decider | None) -> RecallPolicy:
+def _policy(store: SQLiteStore, decider: Decider | None, options: Mapping[str, Any]) -> RecallPolicy:
     # each turn on its own: no follow-ups carried between turns, no cached gate answers
     return RecallPolicy(
-        store, decider=decider, namespaces=[NAMESPACE], follow_up_conversations=0, cache_size=0
+        store,
+        decider=decider,
+        namespaces=[NAMESPACE],
+        **{"follow_up_conversations": 0, "cache_size": 0, **options},
     )
 
 
@@ -134,8 +137,11 @@ def run_set(
     decider: Decider | None,
     embedder: Embedder,
     progress: Progress | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> SetResult:
-    """Run one set's turns through real policies (see the module)."""
+    """Run one set's turns through real policies (see the module); ``options`` are the policies'
+    (``RecallPolicy`` keywords)."""
+    options = dict(options or {})
     result = SetResult()
     for turn in turns:
         if not turn.text:
@@ -146,7 +152,7 @@ def run_set(
     plain = [t for t in turns if not t.records]
     if plain:
         store = SQLiteStore("sqlite://:memory:", embedder=embedder)
-        policy = _policy(store, decider)
+        policy = _policy(store, decider, options)
         try:
             for turn in plain:
                 recall = policy.recall(turn.text or "", actor_id="bench")
@@ -165,7 +171,7 @@ def run_set(
                 for rid, text in key
             ]
         )
-        policy = _policy(store, decider)
+        policy = _policy(store, decider, options)
         try:
             for i in members:
                 turn = turns[i]
@@ -212,10 +218,12 @@ def run_decision_quality(
     *,
     embedder: Embedder | None = None,
     sets: Mapping[str, Sequence[LabelledTurn]] | None = None,
+    policy_options: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
     on_set: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run every set of ``data_dir`` (see the module); returns the bench's JSON object."""
+    """Run every set of ``data_dir`` (see the module); returns the bench's JSON object.
+    ``policy_options``: ``RecallPolicy`` keywords for every policy (thresholds, say)."""
     sets = sets if sets is not None else load_sets(data_dir)
     embedder = embedder or default_embedder()
     out_sets: dict[str, Any] = {}
@@ -225,10 +233,10 @@ def run_decision_quality(
     for name, turns in sets.items():
         if on_set is not None:
             on_set(name)
-        result = run_set(turns, decider, embedder, progress)
+        result = run_set(turns, decider, embedder, progress, policy_options)
         out_sets[name] = {"turns": len(turns), **result.summary()}
         overall.extend(result)
-    probe = _policy(SQLiteStore("sqlite://:memory:", embedder=embedder), decider)
+    probe = _policy(SQLiteStore("sqlite://:memory:", embedder=embedder), decider, dict(policy_options or {}))
     heads, thresholds = dict(probe.heads), dict(probe.thresholds)
     probe.close()
     return {
