@@ -59,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     judge.add_argument(
         "--labels",
         metavar="LABELS.jsonl",
-        help="with --from-log: the labels of logged decisions (GET /v1/labels, `recallwise log --labels`)",
+        help="with --from-log: the labels of logged decisions (GET /v1/labels, `recallwise log --labels`; "
+        "default: none)",
     )
     _head_flags(judge, "judge")
     add_embedder(judge, "the embedded decider")
@@ -173,7 +174,10 @@ def _labelled_messages(
         "--labels",
         required=role != "gate",
         metavar="FILE.jsonl|builtin:NAME",
-        help='one {"text": str, "label": bool} per line (' + labels + ")",
+        help='one {"text": str, "label": bool} per line ('
+        + labels
+        + ")"
+        + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else ""),
     )
     _common(parser, role)
     parser.set_defaults(func=run_gate)
@@ -188,7 +192,7 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
         action="append",
         metavar="DATA.jsonl|DIR",
         help=f"labelled turns to fit the {role} head on (a file, a folder's {pattern} files, or a "
-        "shipped set: builtin:seed, builtin:dev); repeat to add more",
+        "shipped set: builtin:seed, builtin:dev); repeat to add more (default: none)",
     )
     parser.add_argument(
         "--calibrate",
@@ -201,7 +205,7 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
         "--from-log",
         metavar="LOG.db",
         help="fit on logged decisions: their messages and records from this decision log, their "
-        "labels from --labels",
+        "labels from --labels (default: none)",
     )
     parser.add_argument(
         "--write-head",
@@ -229,7 +233,7 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
             "--write-config",
             metavar="PATH",
             help="also name the written head in this threshold config (merged), which "
-            "RecallPolicy.from_config and RECALLWISE_CONFIG load",
+            "RecallPolicy.from_config and RECALLWISE_CONFIG load (default: not written)",
         )
 
 
