@@ -331,35 +331,56 @@ def test_tune_gate_fit_bad_input_exits_2_and_writes_nothing(tmp_path: Path) -> N
 
 
 def test_tune_gate_from_the_decision_log(tmp_path: Path) -> None:
-    """Labels of logged decisions (as the inspector exports them: ids, no text) refit the gate."""
+    """Decisions labelled in the log (as the inspector stores them), exported by `recallwise log
+    --labels --json`, refit the gate: from the export alone, or with texts from the log."""
     rows = [
         json.loads(line) for line in (DATA / "gate_examples.jsonl").read_text().splitlines() if line.strip()
     ]
     rows = [r for r in rows if r["label"]][:20] + [r for r in rows if not r["label"]][:20]
     log_path = tmp_path / "log.db"
-    labels = []
     with DecisionLog(log_path) as log:
         policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), log=log)
-        for row in rows[:40]:
+        for row in rows:
             policy.recall(row["text"], actor_id="u1")
-        for turn, row in zip(log.turns(last=40), rows[:40], strict=True):
-            labels.append({"decision_id": str(turn.seq), "label": row["label"]})
+        for turn, row in zip(log.turns(last=40), rows, strict=True):
+            log.add_labels(turn.seq, gate=row["label"])
+    exported = run_cli("log", str(log_path), "--labels", "--json")
+    assert exported.returncode == 0, exported.stderr
+    labels = json.loads(exported.stdout)["labels"]
+    assert len(labels) == 40 and all("text" in label for label in labels)
     label_file = tmp_path / "labels.json"
-    label_file.write_text(json.dumps({"labels": labels}), encoding="utf-8")
+    label_file.write_text(exported.stdout, encoding="utf-8")
     head = tmp_path / "gate.npz"
+    for source in (["--fit", str(label_file)], ["--from-log", str(log_path), "--labels", str(label_file)]):
+        done = run_cli("tune", "gate", *source, "--write-head", str(head), "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["after"]["n"] == 40 and head.exists()
+    # labels without texts (ids only) take them from the log
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"labels": [{k: v for k, v in x.items() if k != "text"} for x in labels]}))
+    done = run_cli("tune", "gate", "--from-log", str(log_path), "--labels", str(bare), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["after"]["n"] == 40
+    done = run_cli("tune", "gate", "--fit", str(bare))
+    assert done.returncode == 2 and "no text" in done.stderr and "--from-log" in done.stderr
+    # a log that keeps no content cannot give the texts: said, nothing written
+    quiet = tmp_path / "quiet.db"
+    with DecisionLog(quiet, content=False) as log:
+        policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), log=log)
+        policy.recall("What should I cook tonight?", actor_id="u1")
+        seq = log.turns(last=1)[0].seq
+    quiet_labels = tmp_path / "quiet.json"
+    quiet_labels.write_text(json.dumps({"labels": [{"decision_id": seq, "label": True}]}))
     done = run_cli(
         "tune",
         "gate",
         "--from-log",
-        str(log_path),
+        str(quiet),
         "--labels",
-        str(label_file),
+        str(quiet_labels),
         "--write-head",
-        str(head),
-        "--json",
+        str(tmp_path / "q.npz"),
     )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["after"]["n"] == 40 and head.exists()
+    assert done.returncode == 2 and "--log-content" in done.stderr and not (tmp_path / "q.npz").exists()
     done = run_cli("tune", "gate", "--from-log", str(log_path))
     assert done.returncode == 2 and "needs --labels" in done.stderr
 
