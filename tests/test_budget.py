@@ -27,6 +27,6 @@ def test_bad_budgets_are_refused():
 
 
 def test_the_shipped_budget_is_the_dev_fit_and_never_keeps_more_than_five():
-    assert (ADAPTIVE_BUDGET.delta, ADAPTIVE_BUDGET.min_records, ADAPTIVE_BUDGET.max_records) == (25.0, 1, 5)
+    assert (ADAPTIVE_BUDGET.delta, ADAPTIVE_BUDGET.min_records, ADAPTIVE_BUDGET.max_records) == (12.0, 3, 5)
     assert keep_count([0.0] * 60) == 5
-    assert ADAPTIVE_BUDGET.describe() == "within 25 log-odds of the best, 1-5 records"
+    assert ADAPTIVE_BUDGET.describe() == "within 12 log-odds of the best, 3-5 records"

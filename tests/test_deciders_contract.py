@@ -229,8 +229,9 @@ USAGE_KEYS = {
     "llm-completions": {"requests", "input_tokens", "output_tokens"},
 }
 #: keys a backend adds only after some kinds of call (the embedded decider counts the records it judged
-#: with its multilingual head, and its shared instance may have judged some in an earlier test)
-OCCASIONAL_USAGE_KEYS = {"embedded": {"multilingual_judged"}}
+#: with its multilingual model, and the gate and judge questions its learned heads answered; its
+#: shared instance may have answered some in an earlier test)
+OCCASIONAL_USAGE_KEYS = {"embedded": {"multilingual_judged", "gate_head", "judge_head"}}
 
 
 def test_decide_gives_the_answers_with_warnings_and_usage_as_data(

@@ -18,6 +18,11 @@ from recallwise.policy.names import name_terms
         ("Hello! I'm fine. Thanks, OK?", []),
         ("What did I say on Monday?", []),
         ("Gina likes tea", []),  # a sentence's first word is capitalised anyway
+        # a line, a list item or a worksheet's slot starts with a capital too; function words
+        # capitalised name nothing
+        ("Complete the lyrics.\n\nThere's a place in your heart\nAnd I know that it is love", []),
+        ("Put the words in the right order:\nis / Muiriel / The / password", []),
+        ("Dialogue:\n\nW: Packages Express. May I help you?\n\nM: At noon", ["express"]),
     ],
 )
 def test_name_terms(text, names):

@@ -33,6 +33,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     (None, "serve"),
     (None, "mcp"),
     ("bench", "bench_locomo"),
+    ("bench", "bench_decisions"),
     ("bench", "bench_latency"),
     ("bench", "bench_store"),
     ("bench", "bench_serve"),
@@ -136,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _one_line_warnings()
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(argv) if argv is not None else sys.argv[1:]  # provenance of what a command wrote
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2

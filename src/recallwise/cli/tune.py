@@ -27,21 +27,45 @@ from ..tuning import (
 )
 from ..tuning.candidates import Role, WordingCandidate
 from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
+from ..tuning.heads import OPEN_RATE, RECORDS_PER_REQUEST
 from . import emit_json, progress_enabled
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    _labelled_messages(
+    gate = _labelled_messages(
         subparsers,
         "gate",
         "gate",
-        help="compare gate wordings on labelled utterances and fit the gate threshold",
+        help="compare gate wordings on labelled utterances and fit the gate threshold; or fit a "
+        "learned gate head (--fit / --from-log)",
         description="Ask every candidate gate wording about every labelled utterance (one decider "
-        "call per utterance) and report separation, ranking and calibration per wording.",
+        "call per utterance) and report separation, ranking and calibration per wording. With --fit "
+        "or --from-log: fit and calibrate a learned gate head on labelled turns instead, and report "
+        "the gate before and after it.",
         labels="true = answering needs a stored personal fact; builtin:seed and builtin:heldout are "
-        "shipped sets",
+        "shipped sets; with --from-log, the labels of logged decisions",
     )
+    _head_flags(gate, "gate")
+
+    judge = subparsers.add_parser(
+        "judge",
+        help="fit a learned judge head on turns with labelled records (--fit / --from-log)",
+        description="Fit and calibrate the embedded decider's judge head on labelled turns (each "
+        "turn's records searched as the policy searches them) and report the judge before and after "
+        "it: separation, calibration, the right records kept and records kept per request. "
+        "(`tune validator` compares judge wordings.)",
+    )
+    judge.add_argument(
+        "--labels",
+        metavar="LABELS.jsonl",
+        help="with --from-log: the labels of logged decisions (GET /v1/labels, `recallwise log --labels`; "
+        "default: none)",
+    )
+    _head_flags(judge, "judge")
+    add_embedder(judge, "the embedded decider")
+    add_json(judge)
+    judge.set_defaults(func=run_fit, role="judge")
     _labelled_messages(
         subparsers,
         "follow-up",
@@ -143,17 +167,78 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _labelled_messages(
     subparsers: argparse._SubParsersAction, name: str, role: Role, *, help: str, description: str, labels: str
-) -> None:
+) -> argparse.ArgumentParser:
     """A ``tune`` command asking one yes/no question about labelled messages (gate, follow-up)."""
     parser = subparsers.add_parser(name, help=help, description=description)
     parser.add_argument(
         "--labels",
-        required=True,
+        required=role != "gate",
         metavar="FILE.jsonl|builtin:NAME",
-        help='one {"text": str, "label": bool} per line (' + labels + ")",
+        help='one {"text": str, "label": bool} per line ('
+        + labels
+        + ")"
+        + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else ""),
     )
     _common(parser, role)
     parser.set_defaults(func=run_gate)
+    return parser
+
+
+def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
+    """The flags of fitting a learned head (``tune gate`` and ``tune judge``)."""
+    pattern = f"{role}-*.jsonl"
+    parser.add_argument(
+        "--fit",
+        action="append",
+        metavar="DATA.jsonl|DIR",
+        help=f"labelled turns to fit the {role} head on (a file, a folder's {pattern} files, or a "
+        "shipped set: builtin:seed, builtin:dev); repeat to add more (default: none)",
+    )
+    parser.add_argument(
+        "--calibrate",
+        action="append",
+        metavar="DATA.jsonl|DIR",
+        help="held-out labelled turns to calibrate on and grade by (default: out-of-fold predictions "
+        "of the fit data)",
+    )
+    parser.add_argument(
+        "--from-log",
+        metavar="LOG.db",
+        help="fit on logged decisions: their messages and records from this decision log, their "
+        "labels from --labels (default: none)",
+    )
+    parser.add_argument(
+        "--write-head",
+        metavar="PATH.npz",
+        help=f"save the fitted {role} head here (default: report only, nothing written)",
+    )
+    if role == "gate":
+        parser.add_argument(
+            "--open-rate",
+            type=float,
+            default=OPEN_RATE,
+            help="the head's threshold (saved with it) is the highest that still opens on this share "
+            "of the graded turns that need memory (default %(default)s)",
+        )
+    else:
+        parser.add_argument(
+            "--records-per-request",
+            type=float,
+            default=RECORDS_PER_REQUEST,
+            help="the head's keep threshold (saved with it) is the lowest at which the graded requests "
+            "keep at most this many records on average (default %(default)s)",
+        )
+    if role == "judge":
+        parser.add_argument(
+            "--write-config",
+            metavar="PATH",
+            help="also name the written head in this threshold config (merged), which "
+            "RecallPolicy.from_config and RECALLWISE_CONFIG load (default: not written)",
+        )
+
+
+def _fit_mode(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "fit", None) or getattr(args, "from_log", None))
 
 
 def _common(parser: argparse.ArgumentParser, role: Role) -> None:
@@ -175,7 +260,7 @@ def _common(parser: argparse.ArgumentParser, role: Role) -> None:
         "--write-config",
         metavar="PATH",
         help="save the shipped wording's fitted threshold(s) for this decider into PATH "
-        "(merged; default: not saved)",
+        "(merged; default: not saved); with --fit, name the written head in PATH",
     )
     parser.set_defaults(role=role)
 
@@ -227,6 +312,13 @@ def _progress(args: argparse.Namespace, total: int, unit: str) -> Any:
 
 def run_gate(args: argparse.Namespace) -> int:
     """``tune gate`` and ``tune follow-up``: one yes/no question over labelled messages."""
+    if args.role == "gate" and _fit_mode(args):
+        return run_fit(args)
+    if args.role == "gate":
+        if getattr(args, "calibrate", None) or getattr(args, "write_head", None):
+            raise UsageError("--calibrate and --write-head go with --fit or --from-log (fitting a head)")
+        if not args.labels:
+            raise UsageError("tune gate needs --labels FILE (compare wordings) or --fit DATA (fit a head)")
     labels = load_labels(args.labels, FOLLOW_UP_FILE if args.role == "follow_up" else GATE_FILE)
     candidates, default, decider = _prepare(args)
     bar = _progress(args, labels.n, "utterance")
@@ -597,3 +689,164 @@ def _echo_notes(result: TuneResult, reads_wording: bool = True) -> list[str]:
             row = "rows" if len(names) > 1 else "row"
             notes.append(f"{', '.join(names)}: {what} on every item ({why}), so the {row} {so}")
     return notes
+
+
+# ---- fitting learned heads ------------------------------------------------------------
+
+
+def _fit_data(args: argparse.Namespace, role: str) -> tuple[list[Any], list[dict[str, Any]]]:
+    from ..tuning.labelled import labelled_turns_from_log, read_labelled_sources
+
+    pattern = f"{role}-*.jsonl"
+    turns, sources = read_labelled_sources(args.fit or [], pattern, role)
+    if args.from_log:
+        if not args.labels:
+            raise UsageError("--from-log LOG.db needs --labels LABELS.jsonl (the labels of its decisions)")
+        logged = labelled_turns_from_log(args.from_log, args.labels)
+        turns.extend(logged)
+        sources.append({"path": f"{args.from_log} + {args.labels}", "turns": len(logged)})
+    elif args.labels and args.role == "judge":
+        raise UsageError("--labels goes with --from-log LOG.db (use --fit for a labelled-turn file)")
+    return turns, sources
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    """``tune gate --fit`` / ``tune judge --fit``: fit a learned head, report before and after."""
+    from ..deciders.embedded import EmbeddedDecider
+    from ..deciders.heads import file_sha256
+    from ..policy.config import FittedHead, configured_decider
+    from ..policy.thresholds import Thresholds
+    from ..tuning.heads import KeepRule, fit_gate_head, fit_judge_head
+    from ..tuning.labelled import read_labelled_sources
+
+    role = args.role
+    if not _fit_mode(args):
+        raise UsageError(
+            f"tune {role} needs --fit DATA (labelled turns) or --from-log LOG.db --labels LABELS"
+        )
+    if getattr(args, "decider", "embedded") != "embedded":
+        raise UsageError(f"learned heads are the embedded decider's; --decider {args.decider} has none")
+    for flag in ("report", "candidates"):
+        if getattr(args, flag, None):
+            raise UsageError(f"--{flag} compares wordings; it does not go with --fit")
+    for flag, path in (("--write-head", args.write_head), ("--write-config", args.write_config)):
+        if path and Path(path).is_dir():
+            raise UsageError(f"{flag} {path}: is a directory, expected a file path")
+        if path and not Path(path).resolve().parent.is_dir():
+            raise UsageError(f"{flag} {path}: folder {str(Path(path).parent)!r} does not exist")
+    if args.write_config and not args.write_head:
+        raise UsageError("--write-config names the head in a config: give --write-head PATH.npz too")
+    env = config_from_env()  # a broken RECALLWISE_CONFIG is reported now, not after the fit
+    if args.write_config and Path(args.write_config).exists():
+        read_config(args.write_config)
+    turns, sources = _fit_data(args, role)
+    calibration = (
+        read_labelled_sources(args.calibrate, f"{role}-*.jsonl", role)[0] if args.calibrate else None
+    )
+    embedder = embedder_from_args(args)
+    current = configured_decider(EmbeddedDecider(embedder), [env])
+    assert isinstance(current, EmbeddedDecider)
+    thresholds = Thresholds.resolve("embedded", configs=[env], head=current.head_thresholds()).values
+    provenance = {
+        "data": sources,
+        "calibration": [s["path"] for s in read_labelled_sources(args.calibrate, f"{role}-*.jsonl", role)[1]]
+        if args.calibrate
+        else "out of fold",
+        "command": "recallwise " + " ".join(getattr(args, "argv", sys.argv[1:])),
+    }
+    total = len(turns) + (len(calibration) if calibration else 0)
+    if role == "gate":  # the gate's work is embedding every message in each model's space
+        total *= 2 if current.multilingual_decider() is not None else 1
+    bar = _progress(args, total, "message" if role == "gate" else "turn")
+    try:
+        if role == "gate":
+            fit = fit_gate_head(
+                turns,
+                embedder=embedder,
+                calibration=calibration,
+                current=current,
+                threshold=thresholds["gate"],
+                open_rate=args.open_rate,
+                progress=bar.update if bar else None,
+                provenance=provenance,
+            )
+        else:
+            fit = fit_judge_head(
+                turns,
+                embedder=embedder,
+                calibration=calibration,
+                current=current,
+                keep=KeepRule(thresholds["judge"], thresholds["judge_relative"]),
+                records_per_request=args.records_per_request,
+                progress=bar.update if bar else None,
+                provenance=provenance,
+            )
+    finally:
+        if bar is not None:
+            bar.close()
+    written: dict[str, str | None] = {"head": None, "config": None}
+    if args.write_head:
+        path = fit.write(args.write_head)
+        written["head"] = str(path)
+        if args.write_config:
+            after = fit.after
+            entry = FittedHead(
+                path=str(path),
+                sha256=file_sha256(path),
+                n=int(fit.head.provenance.get("n") or len(turns)),
+                data=", ".join(str(s["path"]) for s in sources),
+                fit=f"{fit.graded_on}: accuracy {after['accuracy']:.3f}, AUC {after['auc']:.3f}, "
+                f"ECE {after['ece']:.3f}",
+            )
+            write_config(args.write_config, "embedded", {}, heads={role: entry})
+            written["config"] = args.write_config
+    if args.json:
+        emit_json({**fit.as_dict(), "data": sources, "written": written})
+        return 0
+    _print_fit(fit, sources, written)
+    return 0
+
+
+_FIT_ROWS = {
+    "gate": [
+        ("accuracy", "accuracy"),
+        ("auc", "AUC"),
+        ("ece", "ECE"),
+        ("open_rate_true", "opens when memory is needed"),
+        ("closed_rate_false", "closes when it is not"),
+    ],
+    "judge": [
+        ("accuracy", "accuracy"),
+        ("auc", "AUC (pooled)"),
+        ("mean_auc", "AUC (per turn)"),
+        ("ece", "ECE"),
+        ("right_kept", "right records kept"),
+        ("records_kept_per_request", "records kept per request"),
+        ("records_kept_per_general_turn", "records kept per general turn"),
+    ],
+}
+
+
+def _print_fit(fit: Any, sources: list[dict[str, Any]], written: dict[str, str | None]) -> None:
+    turns = sum(int(s["turns"]) for s in sources)
+    print(
+        f"tune {fit.role} --fit: {turns} labelled turns from {len(sources)} file(s); graded on "
+        f"{fit.graded_on} (n = {fit.after['n']})"
+    )
+    rows = []
+    for key, label in _FIT_ROWS[fit.role]:
+        before, after = fit.before.get(key), fit.after.get(key)
+        rows.append((label, _cell(before), _cell(after)))
+    print(table(rows, ["", "before (current)", "after (fitted)"]))
+    spaces = ", ".join(f"{name} (n={w.n})" for name, w in fit.head.spaces.items())
+    print(f"head: {spaces}")
+    for note in fit.notes:
+        print(f"note: {note}")
+    if written["head"]:
+        print(f"head written: {written['head']}")
+        if written["config"]:
+            print(f"config: {written['config']} names it (RECALLWISE_CONFIG={written['config']} to use it)")
+        else:
+            print("use it: name it in a config with --write-config PATH")
+    else:
+        print("nothing written (--write-head PATH to save the head)")

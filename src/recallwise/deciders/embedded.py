@@ -6,6 +6,10 @@ a decision costs microseconds on top of the embedding the search needs anyway.
 
 How each question shape is answered:
 
+- the policy's gate and judge questions (``Question.role``), where the decider has a learned head
+  for the turn's embedding space (:mod:`recallwise.deciders.heads`; shipped for the English and
+  the multilingual model): the head's calibrated probability, a dot product on the message's
+  embedding (gate) or on a few features of each record (judge);
 - ``noul`` with labelled ``examples``: mean similarity of the state to its nearest positive
   examples minus that to its nearest negative examples;
 - ``noul`` about a ``subject`` (the judge: "does this memory help with this message?"):
@@ -43,7 +47,9 @@ from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder, make_embedder
 from ..embeddings.language import LanguageGuess, guess_language
 from ..embeddings.multilingual import USE_NAME
+from ..errors import UsageError
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .heads import HEAD_ROLES, Head, HeadRole, SpaceWeights, shipped_head
 from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer
 
 __all__ = ["EmbeddedDecider", "EmbeddedParams"]
@@ -130,14 +136,30 @@ class EmbeddedDecider(BaseDecider):
         params: EmbeddedParams | None = None,
         *,
         multilingual: Embedder | bool | None = None,
+        heads: Mapping[str, Head | None] | None = None,
     ) -> None:
         """``embedder``: the model of the policy's vectors (default: the offline English one).
 
         ``multilingual``: the model for text that is not English. ``None`` (default) uses the
         built-in multilingual model when ``embedder`` is an English-only built-in one; ``True``
         always; ``False`` never; or pass an embedder.
+
+        ``heads``: the learned heads by role (``"gate"``, ``"judge"``); a role left out uses the
+        shipped head, ``None`` none (the example vote and the debiased-similarity logistic answer).
         """
         self._embedder = embedder
+        unknown = sorted(set(heads or {}) - set(HEAD_ROLES))
+        if unknown:
+            raise UsageError(f"unknown head role(s) {unknown}; known: {', '.join(HEAD_ROLES)}")
+        given = dict(heads or {})
+        #: the learned head answering each role (None: no head), and whether it was given
+        self.heads: dict[HeadRole, Head | None] = {
+            role: given[role] if role in given else shipped_head(role) for role in HEAD_ROLES
+        }
+        for role, head in self.heads.items():
+            if head is not None and head.role != role:
+                raise UsageError(f"heads[{role!r}]: is a {head.role} head")
+        self.heads_given: frozenset[str] = frozenset(given)
         if params is None:
             params = EmbeddedParams()
             if getattr(embedder, "name", None) == USE_NAME:  # its judge logistic, fitted for it
@@ -153,12 +175,88 @@ class EmbeddedDecider(BaseDecider):
         self._multilingual_resolved = False
         self._ml_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         limit_blas_threads()
+        for head in given.values():
+            if head is not None:
+                self._check_head(head)
+
+    def _check_head(self, head: Head) -> None:
+        """A :class:`UsageError` when ``head`` has no weights for any model this decider embeds with
+        (it was fitted for another embedder), or weights of the wrong size."""
+        models = {getattr(self.embedder, "name", ""): self.embedder.dimension}
+        ml = self.multilingual_decider()
+        if ml is not None:
+            models[ml.embedder.name] = ml.embedder.dimension
+        if not any(head.for_space(name) is not None for name in models):
+            raise UsageError(
+                f"{head.origin}: the {head.role} head was fitted for {', '.join(head.spaces)}; this "
+                f"decider embeds with {', '.join(models)}: refit it with --embedder for this model"
+            )
+        for name, dimension in models.items():
+            head.check_dimension(name, dimension)
 
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
             self._embedder = default_embedder()
         return self._embedder
+
+    # ---- learned heads ------------------------------------------------------------------
+    def with_heads(self, **heads: Head | None) -> EmbeddedDecider:
+        """This decider answering ``role`` with ``heads[role]`` (None: no head); it shares this
+        one's models and cached embeddings."""
+        merged: dict[str, Head | None] = {r: h for r, h in self.heads.items() if r in self.heads_given}
+        merged.update(heads)
+        other = EmbeddedDecider(
+            self._embedder, self.params, multilingual=self._multilingual_choice, heads=merged
+        )
+        other._cache, other._lock = self._cache, self._lock
+        other._ml_vectors = self._ml_vectors
+        other._bank, other._domains, other._shipped_loaded = self._bank, self._domains, self._shipped_loaded
+        other._multilingual = self.multilingual_decider()
+        other._multilingual_resolved = True
+        return other
+
+    def head_weights(self, role: HeadRole, embedder: str | None) -> SpaceWeights | None:
+        """The weights answering ``role`` for vectors made by ``embedder`` (None: no head there)."""
+        head = self.heads.get(role)
+        return head.for_space(embedder) if head is not None else None
+
+    def judge_slope(self) -> float:
+        """The judge's log-odds per unit of its ranking score within one turn, in the primary
+        model's space: its head's (score and gap weights), or its logistic's scale."""
+        head = self.head_weights("judge", getattr(self.embedder, "name", None))
+        if head is None:
+            return self.params.judge_scale
+        return float(head.weights[0] + head.weights[1])
+
+    def head_thresholds(self) -> dict[str, float]:
+        """The thresholds measured with the heads that answer for this decider's primary model
+        (a head carries the operating point chosen when it was fitted); a policy uses them unless
+        an argument or a fitted config sets the role."""
+        primary = getattr(self.embedder, "name", "")
+        out: dict[str, float] = {}
+        for head in self.heads.values():
+            if head is not None and head.for_space(primary) is not None:
+                out.update(head.thresholds)
+        return out
+
+    def heads_in_use(self) -> dict[str, str]:
+        """``{role: description}`` of the heads that answer for this decider's models (a head
+        with no weights for them answers nothing and is left out)."""
+        spaces = [getattr(self.embedder, "name", "")]
+        ml = self.multilingual_decider()
+        if ml is not None:
+            spaces.append(ml.embedder.name)
+        out: dict[str, str] = {}
+        for role, head in self.heads.items():
+            if head is None:
+                continue
+            used = [s for s in spaces if head.for_space(s) is not None]
+            if used:
+                out[role] = head.describe() + (
+                    "" if len(used) == len(head.spaces) else f" (used: {'+'.join(used)})"
+                )
+        return out
 
     # ---- the multilingual space ---------------------------------------------------------
     def multilingual_decider(self) -> EmbeddedDecider | None:
@@ -284,12 +382,13 @@ class EmbeddedDecider(BaseDecider):
         self._generic_bank()
         self._domain_matrix()
         for question in (questions or {}).values():
-            self._example_matrices(question)
+            self.example_vectors(question)
         ml = self.multilingual_decider()
         if ml is not None:  # loads the multilingual model too: the first Spanish turn is not slow
             ml.warm_up(questions)
 
-    def _example_matrices(self, question: Question) -> tuple[np.ndarray, np.ndarray]:
+    def example_vectors(self, question: Question) -> tuple[np.ndarray, np.ndarray]:
+        """The embeddings of ``question``'s positive and of its negative examples (cached)."""
         positives = [e.state for e in question.examples if e.label is True]
         negatives = [e.state for e in question.examples if e.label is False]
         return self._vectors(positives), self._vectors(negatives)
@@ -304,22 +403,9 @@ class EmbeddedDecider(BaseDecider):
         hint_space = self._hint_space(hints)
         subjects = {n: q for n, q in parsed.items() if q.type == "noul" and q.subject is not None}
         others = {n: q for n, q in parsed.items() if n not in subjects}
-        # The message's questions (gate, route): English (or no words) in the primary space, as
-        # always; anything else in the multilingual one. Vectors the policy passed are reused
-        # when they are the chosen space's.
-        state_space: Space = "primary"
-        if ml is not None and (hint_space == "multilingual" or language.kind == "other"):
-            state_space = "multilingual"
-        # The judge: one space for every record of the query, so their scores compare.
-        judge_space: Space = state_space
-        if (
-            ml is not None
-            and judge_space == "primary"
-            and any(
-                guess_language(q.subject or "").kind in ("other", "unsupported") for q in subjects.values()
-            )
-        ):
-            judge_space = "multilingual"
+        state_space, judge_space = self.answer_spaces(
+            state, [q.subject or "" for q in subjects.values()], hint_space
+        )
         vectors: dict[Space, np.ndarray] = {}
 
         def state_vector(space: Space) -> np.ndarray:
@@ -340,22 +426,65 @@ class EmbeddedDecider(BaseDecider):
                 # fitted on them (policy.conversation) does not apply.
                 usage["multilingual_judged"] = len(subjects)
                 assert ml is not None
+                head = self.head_weights("judge", ml.embedder.name)
                 answers.update(
                     ml._judge(
-                        state_vector("multilingual"), subjects, self._ml_hints(hints, subjects, hint_space)
+                        state_vector("multilingual"),
+                        subjects,
+                        self._ml_hints(hints, subjects, hint_space),
+                        head,
                     )
                 )
             else:
                 primary_hints = hints if hint_space == "primary" else _without_vectors(hints)
-                answers.update(self._judge(state_vector("primary"), subjects, primary_hints))
+                head = self.head_weights("judge", getattr(self.embedder, "name", None))
+                answers.update(self._judge(state_vector("primary"), subjects, primary_hints, head))
+            if head is not None:
+                usage["judge_head"] = len(subjects)
         decider = ml if state_space == "multilingual" and ml is not None else self
         for name, question in others.items():
             vector = state_vector(state_space)
             if question.type == "noul":
-                answers[name] = decider._noul(vector, question)
+                gate_head = (
+                    self.head_weights("gate", getattr(decider.embedder, "name", None))
+                    if question.role == "gate"
+                    else None
+                )
+                if gate_head is not None:
+                    answers[name] = gate_head.probability(decider.gate_features(vector, question))
+                    usage["gate_head"] = 1
+                else:
+                    answers[name] = decider._noul(vector, question)
             else:
                 answers[name] = decider._options(vector, question)
         return Reply(answers, usage=usage)
+
+    def answer_spaces(
+        self, state: str, subjects: Sequence[str] = (), hint_space: Space | None = None
+    ) -> tuple[Space, Space]:
+        """(the space the message's questions are answered in, the space its records are judged in).
+
+        The message's questions (gate, route): English (or no words) in the primary space;
+        anything else in the multilingual one, as are the policy's vectors when they are that
+        model's. The judge: one space for every record of the turn, so their scores compare;
+        the multilingual one as soon as the message or any record is not English.
+        """
+        if self.multilingual_decider() is None:
+            return "primary", "primary"
+        state_space: Space = "primary"
+        if hint_space == "multilingual" or guess_language(state).kind == "other":
+            state_space = "multilingual"
+        judge_space: Space = state_space
+        if judge_space == "primary" and any(
+            guess_language(text).kind in ("other", "unsupported") for text in subjects
+        ):
+            judge_space = "multilingual"
+        return state_space, judge_space
+
+    def space_decider(self, space: Space) -> EmbeddedDecider:
+        """The decider answering in ``space`` (this one, or its multilingual one)."""
+        ml = self.multilingual_decider()
+        return ml if space == "multilingual" and ml is not None else self
 
     def _ml_hints(
         self, hints: DecisionHints, subjects: Mapping[str, Question], hint_space: Space | None
@@ -396,13 +525,10 @@ class EmbeddedDecider(BaseDecider):
 
     def gate_score(self, state_vector: np.ndarray, question: Question) -> float:
         """The raw (pre-logistic) score of a noul question about the state itself."""
-        p = self.params
         if question.examples:
-            positives, negatives = self._example_matrices(question)
+            positives, negatives = self.example_vectors(question)
             if len(positives) and len(negatives):
-                return _top_mean(positives @ state_vector, p.k_examples) - _top_mean(
-                    negatives @ state_vector, p.k_examples
-                )
+                return self.example_vote(state_vector, question)
         if isinstance(question.criteria, Mapping) and question.criteria:
             true = question.criteria.get("true", question.instructions)
             false = question.criteria.get("false", "")
@@ -411,29 +537,65 @@ class EmbeddedDecider(BaseDecider):
         vector = self._vectors([question.instructions])[0]
         return float(vector @ state_vector) - 0.25
 
+    def example_vote(self, state_vector: np.ndarray, question: Question) -> float:
+        """Mean similarity to the nearest positive examples minus that to the nearest negative
+        ones (0 when the question has no examples of both kinds)."""
+        positives, negatives = self.example_vectors(question)
+        if not (len(positives) and len(negatives)):
+            return 0.0
+        k = self.params.k_examples
+        return _top_mean(positives @ state_vector, k) - _top_mean(negatives @ state_vector, k)
+
+    def gate_features(self, state_vector: np.ndarray, question: Question) -> np.ndarray:
+        """What the gate head reads (:data:`~recallwise.deciders.heads.GATE_FEATURES`)."""
+        vector = np.asarray(state_vector, dtype=np.float64)
+        return np.append(vector, self.example_vote(vector, question))
+
     def _noul(self, state_vector: np.ndarray, question: Question) -> float:
         return _sigmoid(self.params.noul_scale * self.gate_score(state_vector, question))
+
+    def _judge_terms(
+        self, state_vector: np.ndarray, subject_vectors: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(cosine, typical, domain) of each subject (rows of ``subject_vectors``), float64."""
+        p = self.params
+        subjects = np.asarray(subject_vectors, dtype=np.float64)
+        state = np.asarray(state_vector, dtype=np.float64)
+        cosine = subjects @ state
+        generic = subjects @ self._generic_bank().T
+        k = min(p.debias_k, generic.shape[1])
+        typical = np.partition(generic, generic.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+        # How well the memory fits the life domains the message is about, relative to how well
+        # it fits domains in general: "dinner" reaches "peanut allergy" through food.
+        domains = self._domain_matrix()
+        state_domains = _softmax_rows((domains @ state)[None, :], p.domain_temperature)[0]
+        affinity = subjects @ domains.T
+        domain = affinity @ state_domains - affinity.mean(axis=1)
+        return cosine, typical, domain
 
     def judge_scores(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> np.ndarray:
         """Debiased similarities of the state to each subject (rows of ``subject_vectors``)."""
         p = self.params
-        raw = subject_vectors @ state_vector
-        if p.debias_weight:
-            generic = subject_vectors @ self._generic_bank().T
-            k = min(p.debias_k, generic.shape[1])
-            typical = np.partition(generic, generic.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
-            raw = raw - p.debias_weight * typical
-        if p.domain_weight:
-            # How well the memory fits the life domains the message is about, relative to how
-            # well it fits domains in general: "dinner" reaches "peanut allergy" through food.
-            domains = self._domain_matrix()
-            state_domains = _softmax_rows((domains @ state_vector)[None, :], p.domain_temperature)[0]
-            affinity = subject_vectors @ domains.T
-            raw = raw + p.domain_weight * (affinity @ state_domains - affinity.mean(axis=1))
-        return np.asarray(raw)
+        cosine, typical, domain = self._judge_terms(state_vector, subject_vectors)
+        return np.asarray(cosine - p.debias_weight * typical + p.domain_weight * domain)
+
+    def judge_features(
+        self, state_vector: np.ndarray, subject_vectors: np.ndarray, lexical: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The judge head's features of each subject (one row each, :data:`JUDGE_FEATURES`)."""
+        p = self.params
+        cosine, typical, domain = self._judge_terms(state_vector, subject_vectors)
+        lex = np.zeros_like(cosine) if lexical is None else np.asarray(lexical, dtype=np.float64)
+        score = cosine - p.debias_weight * typical + p.domain_weight * domain + p.lexical_weight * lex
+        gap = score - score.max() if len(score) else score
+        return np.column_stack([score, gap])
 
     def _judge(
-        self, state_vector: np.ndarray, questions: Mapping[str, Question], hints: DecisionHints
+        self,
+        state_vector: np.ndarray,
+        questions: Mapping[str, Question],
+        hints: DecisionHints,
+        head: SpaceWeights | None = None,
     ) -> dict[str, Answer]:
         names = list(questions)
         known = [n for n in names if n in hints.subject_vectors]
@@ -444,6 +606,10 @@ class EmbeddedDecider(BaseDecider):
             embedded = self.embedder.embed([questions[n].subject or "" for n in unknown])
             vectors.update(zip(unknown, embedded, strict=True))
         matrix = np.stack([vectors[n] for n in names])
+        if head is not None and all(questions[n].role == "judge" for n in names):
+            lexical = np.array([hints.subject_lexical.get(n, 0.0) for n in names], dtype=np.float64)
+            logits = head.logits(self.judge_features(state_vector, matrix, lexical))
+            return {n: float(v) for n, v in zip(names, 1.0 / (1.0 + np.exp(-logits)), strict=True)}
         # float64 from here: in float32 the logistic below rounds to exactly 1.0 for a debiased
         # score above ~0.64, which half the LoCoMo questions' best records reach, and the keep
         # rule then orders those ties by search position instead of by the judge. (A hybrid

@@ -48,6 +48,10 @@ class Question:
     ``subject`` is the text the question is about when it is not the state itself (the judge
     asks one question per memory record). Wire backends splice it into the instructions;
     the embedded decider compares it with the state directly.
+
+    ``role`` says which of the policy's questions this is (``"gate"``, ``"judge"``): a backend
+    with a learned head for that role and the turn's embedding space may answer with it (the
+    embedded decider does, :mod:`recallwise.deciders.heads`). It never goes on the wire.
     """
 
     type: QuestionType
@@ -55,6 +59,7 @@ class Question:
     criteria: Mapping[str, str] | tuple[str, ...] | None = None
     examples: tuple[Example, ...] = ()
     subject: str | None = field(default=None, compare=False)
+    role: str | None = None
 
     def to_wire(self, *, with_examples: bool = False) -> dict[str, Any]:
         """The question as the systemone JSON object."""

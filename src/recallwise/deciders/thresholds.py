@@ -27,9 +27,13 @@ ROUTE_DEFAULT = 0.25
 
 DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
     "embedded": {
-        # Leave-one-out over the shipped example bank (data/gate_examples.jsonl: each example
-        # scored against the other 119): accuracy 0.917 at 0.5, the best of 0.3-0.7 (0.825 /
-        # 0.900 / 0.917 / 0.900 / 0.867); at 0.5 the gate opens on 98.1% of LoCoMo dev questions.
+        # These are the defaults of the embedded decider WITHOUT a learned head (a custom embedder
+        # the shipped heads have no weights for). With a head, the thresholds measured with it
+        # travel in the head file and win over these (deciders/heads.py, Head.thresholds): the
+        # shipped gate head opens at p >= 0.169, the shipped judge head keeps p >= 0.05
+        # (data/heads/DATASHEET.md says how each was chosen).
+        # Without a head: leave-one-out over the shipped example bank (data/gate_examples.jsonl:
+        # each example scored against the other 119): accuracy 0.917 at 0.5, the best of 0.3-0.7.
         "gate": Threshold(0.5, True, "gate_examples.jsonl leave-one-out accuracy 0.917 (best of 0.3-0.7)"),
         # The judge's logistic (scale 24.5, centre -0.053 in debiased cosine) was fitted on
         # recallwise/data/dev/validator_cases.json (16 queries, 29 records, written for this).
@@ -39,11 +43,14 @@ DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
         "judge_relative": Threshold(
             0.5, True, "dev/validator_cases.json: pooled accuracy 0.940 (flat 0.94-0.96)"
         ),
-        # The store-aware gate: below 0.5, down to this, the gate opens when the message names
-        # something the actor's memory mentions. Fitted by `recallwise tune named-gate --locomo
-        # DIR --split dev` (LoCoMo dev, 630 questions; the 60 non-memory messages of
-        # gate_examples.jsonl, leave-one-out, against each of the 5 dev stores): opens on 99.4%
-        # of the questions (98.1% on the message alone), closed rate unchanged at 0.90.
+        # The store-aware gate: below the gate threshold, down to this, the gate opens when the
+        # message names something the actor's memory mentions. Fitted with the shipped gate head
+        # by `recallwise tune named-gate --locomo DIR --split dev` (LoCoMo dev, 630 questions; the
+        # 60 non-memory messages of gate_examples.jsonl, against each of the 5 dev stores): 0.0,
+        # i.e. a message naming something in memory opens the gate whatever its p. It opens on
+        # 99.4% of the questions (53.7% on the message alone: LoCoMo asks about named people,
+        # which a message alone cannot tell from general knowledge); closed rate 0.933 -> 0.917,
+        # balanced accuracy 0.735 -> 0.955.
         # Follow-ups (policy/follow_up.py): the example-based question over the 44 messages of
         # data/follow_up_examples.jsonl. Fitted by `recallwise tune follow-up --labels builtin:dev`
         # (data/dev/follow_up_labels.jsonl, 50 other messages written for recallwise): accuracy
@@ -51,7 +58,7 @@ DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
         # Reported only: builtin:heldout (50 more) accuracy 0.94 here, AUC 0.99.
         "follow_up": Threshold(0.565, True, "tune follow-up on builtin:dev: accuracy 1.00 (AUC 1.00)"),
         "gate_named": Threshold(
-            0.39, True, "tune named-gate on LoCoMo dev: balanced accuracy 0.947 (message only 0.941)"
+            0.0, True, "tune named-gate on LoCoMo dev with the shipped gate head: balanced accuracy 0.955"
         ),
     },
     # sparrow-decider 0.2.0 (sparrow-nano-general-v1.1) with the shipped judge wording, measured

@@ -18,6 +18,15 @@ carries that data's name, its sha256, its size and the date of the fit::
 ``RECALLWISE_CONFIG`` environment variable names such a file. The order is: an explicit
 argument, then the config, then the backend's default (see
 :mod:`recallwise.deciders.thresholds`).
+
+The same file names learned heads (``recallwise tune gate|judge --fit ... --write-head H.npz
+--write-config PATH``), by backend and role, with the sha256 of the head file and what it was
+fitted on; a relative path is relative to the config file's folder::
+
+      "heads": {"embedded": {"gate": {"path": "gate-head.npz", "sha256": "...", "n": 812,
+                                      "date": "2026-12-05", "data": "labels.jsonl", "fit": "..."}}}
+
+A head named here replaces the shipped one for that role, unless the decider was given one.
 """
 
 from __future__ import annotations
@@ -25,13 +34,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from .._renamed import OLD_CONFIG_FORMAT
-from ..deciders import default_threshold
+from ..deciders import BaseDecider, default_threshold
+from ..deciders.heads import Head, file_sha256, read_head
 from ..errors import UsageError
 from ..text import json_failure
 
@@ -40,10 +50,12 @@ __all__ = [
     "CONFIG_FORMAT",
     "ROLES",
     "ConfigPath",
+    "FittedHead",
     "FittedThreshold",
     "ResolvedThreshold",
     "ThresholdConfig",
     "config_from_env",
+    "configured_decider",
     "json_failure",
     "read_config",
     "resolve_threshold",
@@ -80,6 +92,23 @@ class FittedThreshold:
 
 
 @dataclass(frozen=True)
+class FittedHead:
+    """A learned head's file, named by a config, and what it was fitted on."""
+
+    path: str
+    sha256: str
+    n: int
+    date: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).date().isoformat())
+    data: str = ""
+    #: the fit's figures, in words
+    fit: str = ""
+
+
+#: the roles a head can answer
+HEAD_ROLES = ("gate", "judge")
+
+
+@dataclass(frozen=True)
 class ResolvedThreshold:
     """The threshold a policy uses for one role, and where it came from.
 
@@ -99,9 +128,26 @@ class ThresholdConfig:
 
     thresholds: dict[str, dict[str, FittedThreshold]] = field(default_factory=dict)
     path: Path | None = None
+    #: learned heads by backend, then role ("gate", "judge")
+    heads: dict[str, dict[str, FittedHead]] = field(default_factory=dict)
 
     def get(self, backend: str, role: str) -> FittedThreshold | None:
         return self.thresholds.get(backend, {}).get(role)
+
+    def head(self, backend: str, role: str) -> FittedHead | None:
+        return self.heads.get(backend, {}).get(role)
+
+    def head_path(self, entry: FittedHead) -> Path:
+        """The head file's path: a relative one is relative to the config file's folder."""
+        path = Path(entry.path)
+        if not path.is_absolute() and self.path is not None:
+            path = self.path.parent / path
+        return path
+
+    def set_head(self, backend: str, role: str, entry: FittedHead) -> None:
+        if role not in HEAD_ROLES:
+            raise UsageError(f"unknown head role {role!r}; known: {', '.join(HEAD_ROLES)}")
+        self.heads.setdefault(backend, {})[role] = entry
 
     def set(self, backend: str, role: str, fitted: FittedThreshold) -> None:
         if role not in ROLES:
@@ -109,13 +155,19 @@ class ThresholdConfig:
         self.thresholds.setdefault(backend, {})[role] = fitted
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "format": CONFIG_FORMAT,
             "thresholds": {
                 backend: {role: asdict(fitted) for role, fitted in sorted(roles.items())}
                 for backend, roles in sorted(self.thresholds.items())
             },
         }
+        if self.heads:
+            out["heads"] = {
+                backend: {role: asdict(entry) for role, entry in sorted(roles.items())}
+                for backend, roles in sorted(self.heads.items())
+            }
+        return out
 
     @classmethod
     def from_dict(cls, document: Any, where: str = "<config>") -> ThresholdConfig:
@@ -161,6 +213,36 @@ class ThresholdConfig:
                         fit=str(entry.get("fit", "")),
                     ),
                 )
+        heads = document.get("heads", {})
+        if not isinstance(heads, Mapping):
+            raise UsageError(f"{where}: 'heads' must be an object {{backend: {{role: ...}}}}")
+        for backend, roles in heads.items():
+            if not isinstance(roles, Mapping):
+                raise UsageError(f"{where}: heads[{backend!r}] must be an object {{role: ...}}")
+            for role, entry in roles.items():
+                at = f"{where}: heads[{backend!r}][{role!r}]"
+                if role not in HEAD_ROLES:
+                    raise UsageError(f"{at}: unknown head role; known: {', '.join(HEAD_ROLES)}")
+                if not isinstance(entry, Mapping):
+                    raise UsageError(f"{at}: expected an object with 'path', 'sha256', 'n', 'date'")
+                for name in ("path", "sha256", "date"):
+                    if not isinstance(entry.get(name), str) or not entry[name]:
+                        raise UsageError(f"{at}: missing {name!r}")
+                n = entry.get("n")
+                if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                    raise UsageError(f"{at}: 'n' must be a positive integer, got {n!r}")
+                config.set_head(
+                    str(backend),
+                    str(role),
+                    FittedHead(
+                        path=entry["path"],
+                        sha256=entry["sha256"],
+                        n=n,
+                        date=entry["date"],
+                        data=str(entry.get("data", "")),
+                        fit=str(entry.get("fit", "")),
+                    ),
+                )
         return config
 
 
@@ -184,16 +266,29 @@ def read_config(path: ConfigPath) -> ThresholdConfig:
     return config
 
 
-def write_config(path: ConfigPath, backend: str, fitted: Mapping[str, FittedThreshold]) -> ThresholdConfig:
-    """Add (or replace) ``backend``'s fitted thresholds in the config at ``path``.
+def write_config(
+    path: ConfigPath,
+    backend: str,
+    fitted: Mapping[str, FittedThreshold],
+    heads: Mapping[str, FittedHead] | None = None,
+) -> ThresholdConfig:
+    """Add (or replace) ``backend``'s fitted thresholds (and heads) in the config at ``path``.
 
     Other backends and roles already in the file are kept, so ``tune gate`` and ``tune
-    validator`` can write to one file. The file is replaced atomically.
+    validator`` can write to one file. A head's path is stored relative to the config's folder
+    when it lies under it. The file is replaced atomically.
     """
     target = Path(path)
     config = read_config(target) if target.exists() else ThresholdConfig()
     for role, entry in fitted.items():
         config.set(backend, role, entry)
+    for role, head in (heads or {}).items():
+        head_path = Path(head.path).resolve()
+        try:
+            stored = str(head_path.relative_to(target.resolve().parent))
+        except ValueError:
+            stored = str(head_path)
+        config.set_head(backend, role, replace(head, path=stored))
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = target.with_name(f".{target.name}.tmp")
     scratch.write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
@@ -214,16 +309,60 @@ def config_from_env() -> ThresholdConfig | None:
 
 
 def resolve_threshold(
-    backend: str, role: str, config: ThresholdConfig | None, given: float | None = None
+    backend: str,
+    role: str,
+    config: ThresholdConfig | None,
+    given: float | None = None,
+    head: Mapping[str, float] | None = None,
 ) -> ResolvedThreshold:
     """The one order: an explicit ``given`` value, then ``config``'s fit for ``backend`` and
-    ``role``, then the backend's default (``measured=False`` when it was never measured)."""
+    ``role``, then the threshold measured with the learned head answering that role (``head``:
+    :meth:`~recallwise.deciders.EmbeddedDecider.head_thresholds`), then the backend's default
+    (``measured=False`` when it was never measured)."""
     if given is not None:
         return ResolvedThreshold(float(given), "argument", True, "argument")
     fitted = config.get(backend, role) if config is not None else None
     if fitted is not None:
         where = f"config {config.path if config is not None and config.path else ''}".rstrip()
         return ResolvedThreshold(fitted.value, where, True, f"{where} (n={fitted.n}, {fitted.date})")
+    if head is not None and role in head:
+        return ResolvedThreshold(float(head[role]), "head", True, "measured with the learned head")
     default = default_threshold(backend, role)
     detail = "default" if default.measured else "default (unmeasured)"
     return ResolvedThreshold(default.value, "default", default.measured, detail)
+
+
+def configured_decider(decider: BaseDecider, configs: Sequence[ThresholdConfig | None]) -> BaseDecider:
+    """``decider`` answering with the heads the first of ``configs`` to name one gives, per role.
+
+    Only a decider with learned heads (``with_heads``) takes them, and only for a role it was not
+    given a head for. A head file that is missing, changed since the config was written, or fitted
+    for another embedder is a :class:`UsageError` naming the config and the file.
+    """
+    with_heads = getattr(decider, "with_heads", None)
+    if not callable(with_heads):
+        return decider
+    given: frozenset[str] = getattr(decider, "heads_given", frozenset())
+    chosen: dict[str, Head] = {}
+    for role in HEAD_ROLES:
+        if role in given:
+            continue
+        for config in configs:
+            entry = config.head(decider.name, role) if config is not None else None
+            if config is None or entry is None:
+                continue
+            where = f"{config.path or 'config'}: heads[{decider.name!r}][{role!r}]"
+            path = config.head_path(entry)
+            if not path.is_file():
+                raise UsageError(f"{where}: no head file {str(path)!r}")
+            if file_sha256(path) != entry.sha256:
+                raise UsageError(
+                    f"{where}: {str(path)!r} changed since the config was written (sha256 differs); "
+                    "refit it, or write the config again with the head"
+                )
+            chosen[role] = read_head(path, role, origin=f"config {config.path or ''}".rstrip())  # type: ignore[arg-type]
+            break
+    if not chosen:
+        return decider
+    configured: BaseDecider = with_heads(**chosen)
+    return configured

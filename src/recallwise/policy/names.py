@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import re
 
+from ..stores.ranking import STOPWORDS
+
 __all__ = ["name_terms"]
 
+# What a capitalised word after which starts something (a sentence, a line, a quote, a list item)
+# rather than naming something.
+_STARTS = frozenset('.!?:;\n\r"“(/-*•>')
 # A capitalised word (letters, digits, inner ' or -) or an acronym; possessive 's dropped.
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 # Capitalised for reasons other than naming something.
@@ -60,16 +65,24 @@ _NOT_NAMES = frozenset(
 
 def name_terms(text: str, limit: int = 8) -> list[str]:
     """Lower-cased name-like words of ``text``: capitalised words that do not start a sentence,
-    and acronyms anywhere, without possessives, in order, without repeats."""
+    a line or a list item, and acronyms anywhere, without possessives and function words ("The",
+    "And" capitalised in a pasted worksheet or poem name nothing), in order, without repeats."""
     found: dict[str, None] = {}
     for match in _TOKEN.finditer(text):
         word = match.group(0)
-        before = text[: match.start()].rstrip()
-        sentence_start = not before or before[-1] in '.!?:\n"“'
+        before = text[: match.start()].rstrip(" \t")
+        sentence_start = not before or before[-1] in _STARTS
         base = re.sub(r"['’]s$", "", word)
         is_acronym = len(base) >= 2 and base.isupper() and base.isalpha()
         is_name = base[:1].isupper() and not sentence_start
-        if (is_acronym or is_name) and base.lower() not in _NOT_NAMES and len(base) > 1:
+        lowered = base.lower()
+        if (
+            (is_acronym or is_name)
+            and lowered not in _NOT_NAMES
+            and lowered not in STOPWORDS
+            and len(base) > 1
+            and base.strip("'’-")
+        ):
             found.setdefault(base.lower(), None)
             if len(found) >= limit:
                 break

@@ -17,7 +17,7 @@ from ..stores.base import Searcher
 from . import stages
 from .breaker import CircuitBreaker
 from .cache import DecisionCache
-from .config import ConfigPath, config_from_env, read_config
+from .config import ConfigPath, config_from_env, configured_decider, read_config
 from .follow_up import FollowUpMemory
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
@@ -80,6 +80,13 @@ class RecallPolicy:
         self.store = store
         chosen = default_decider() if decider is _DEFAULT else decider
         self.decider: BaseDecider | None = None if chosen is None else as_decider(chosen)
+        configs = [_config, config_from_env() if self.decider is not None else None]
+        if self.decider is not None:
+            # learned heads a fitted config names replace the shipped ones (policy.config)
+            self.decider = configured_decider(self.decider, configs)
+        heads_in_use = getattr(self.decider, "heads_in_use", None)
+        #: the learned heads answering this policy's gate and judge: role -> where they came from
+        self.heads: dict[str, str] = heads_in_use() if callable(heads_in_use) else {}
         self.namespaces = list(namespaces)
         self.descriptions: dict[str, str] = (
             {k: v for k, v in namespaces.items() if v} if isinstance(namespaces, Mapping) else {}
@@ -89,8 +96,14 @@ class RecallPolicy:
         self.stats = stats or RecallStats()
         backend = self.decider.name if self.decider is not None else None
         self.stats.decider = backend
-        configs = [_config, config_from_env() if backend is not None else None]
-        resolved = Thresholds.resolve(backend, self.options.thresholds.given(), configs)
+        self.stats.heads.update(self.heads)
+        head_thresholds = getattr(self.decider, "head_thresholds", None)
+        resolved = Thresholds.resolve(
+            backend,
+            self.options.thresholds.given(),
+            configs,
+            head_thresholds() if callable(head_thresholds) else None,
+        )
         self.thresholds: dict[str, float] = resolved.values
         #: where each threshold came from: "argument", "config PATH" or "default"
         self.threshold_sources: dict[str, str] = resolved.sources
@@ -334,6 +347,8 @@ class RecallPolicy:
         if turn.gate_answers is None:
             questions = self.gate_questions(follow_up=turn.prior is not None)
             stages.ask_gate(turn, self.guarded_decider, questions, self.stats)
+            if turn.gate_usage.get("gate_head"):
+                turn.trace.heads["gate"] = self.heads.get("gate", "")
             if turn.gate_answers is not None:
                 # Only answers that came back are cached: a failure is retried next time.
                 self._cache.put(turn.cache_key, turn.vector, turn.gate_answers)
@@ -374,6 +389,8 @@ class RecallPolicy:
             stages.keep_above_floor(turn, candidates, self.options.keep.relevance_score)
             return
         judged = stages.judge(turn, self.guarded_decider, self.store.embedder, candidates)
+        if judged and turn.judge_usage.get("judge_head"):
+            turn.trace.heads["judge"] = self.heads.get("judge", "")
         o = self.options.keep
         budget: int | None = None
         # Episodic memories (opt-in): re-score by session, keep by the adaptive budget (both

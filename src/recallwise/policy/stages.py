@@ -138,6 +138,7 @@ def ask_gate(turn: Turn, decider: GuardedDecider, questions: dict[str, Question]
     hints = DecisionHints(state_vector=turn.vector, embedder_name=turn.embedder_name)
     decision = _ask(turn, decider, questions, hints, "gate")
     turn.gate_answers = decision.answers if decision is not None else None
+    turn.gate_usage = dict(decision.usage) if decision is not None else {}
     turn.trace.stages.append(
         StageSpan("recallwise.gate", started, time.time_ns(), {"recallwise.questions": len(questions)})
     )
@@ -458,7 +459,7 @@ def apply_keep_rule(
     rules = []
     if rule in ("absolute", "both"):
         rules.append(f"p >= {absolute:.3g}")
-    if rule in ("relative", "both"):
+    if rule in ("relative", "both") and delta < 1.0:  # a delta of 1 keeps every record: off
         rules.append(f"p >= best - {delta:.3g}")
     if budget is not None:
         rules.append(f"the best {budget} (adaptive budget)")

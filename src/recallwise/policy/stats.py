@@ -68,6 +68,9 @@ class RecallStats:
     decider: str | None = None
     #: thresholds in use that were never measured for this decider
     unmeasured_thresholds: list[str] = field(default_factory=list)
+    #: the learned heads answering the gate and judge: role -> where they came from (shipped, a
+    #: config), their embedding spaces, size and date
+    heads: dict[str, str] = field(default_factory=dict)
     #: modes the policy switched on by itself for this decider and store (no option asked for
     #: them), e.g. "follow-ups (threshold 0.565, default)"; see ``RecallPolicy.default_modes``
     default_modes: list[str] = field(default_factory=list)
@@ -185,6 +188,8 @@ class RecallStats:
             f"decider calls {self.decider_calls} ({self.decider_ms:.1f} ms); memory {self.memory_ms:.1f} ms; "
             f"decision cache {self.cache_hits} hits / {self.cache_misses} misses"
         )
+        if self.heads:
+            lines.append("learned heads: " + "; ".join(self.heads[role] for role in sorted(self.heads)))
         if self.default_modes:
             lines.append("on by default for this decider: " + "; ".join(self.default_modes))
         return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Where a policy's thresholds come from: the one place the order is applied.
 
 An explicit argument wins, then a fitted config (``RecallPolicy.from_config(PATH, ...)``, then the
-file ``RECALLWISE_CONFIG`` names), then the backend's measured default
+file ``RECALLWISE_CONFIG`` names), then the thresholds measured with the decider's learned heads
+(a head file carries the operating point chosen when it was fitted), then the backend's measured default
 (:mod:`recallwise.deciders.thresholds`); :func:`~recallwise.policy.config.resolve_threshold` holds
 that order for one role. A default that was never measured is used but listed in
 :attr:`Thresholds.unmeasured` (``stats.report()`` says so first). The store-aware gate's lower
@@ -41,11 +42,13 @@ class Thresholds:
         backend: str | None,
         given: Mapping[str, float | None] | None = None,
         configs: Sequence[ThresholdConfig | None] = (),
+        head: Mapping[str, float] | None = None,
     ) -> Thresholds:
         """Resolve every role for ``backend``; ``backend=None`` (the stock arm) takes only ``given``.
 
         ``configs`` are tried in order for a role no argument sets (e.g. the file given to
-        ``from_config``, then ``RECALLWISE_CONFIG``'s).
+        ``from_config``, then ``RECALLWISE_CONFIG``'s); then ``head``, the thresholds measured
+        with the decider's learned heads; then the backend's default.
         """
         given = given or {}
         out = cls()
@@ -56,7 +59,7 @@ class Thresholds:
                     out.values[role], out.sources[role] = float(value), "argument"
                 continue
             fitted = next((c for c in configs if c is not None and c.get(backend, role)), None)
-            resolved = resolve_threshold(backend, role, fitted, value)
+            resolved = resolve_threshold(backend, role, fitted, value, head)
             if role in _OPT_IN and resolved.source == "default" and not resolved.measured:
                 continue
             out.values[role], out.sources[role] = resolved.value, resolved.source

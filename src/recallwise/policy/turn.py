@@ -98,6 +98,8 @@ class Turn:
     state: str = ""
     #: the gate's (and route's) answers: from the decider, or from the decision cache
     gate_answers: dict[str, Any] | None = None
+    #: the gate call's usage (``gate_head``: the learned gate head answered)
+    gate_usage: dict[str, float] = field(default_factory=dict)
     #: the turn retrieves as a follow-up of ``prior`` (``text`` is then both messages)
     follow_up: bool = False
     #: the decider failed this turn: it is not asked again (one failure per turn at most)

@@ -101,13 +101,14 @@ def follow_up_question() -> Question:
 
 @lru_cache(maxsize=1)
 def gate_question() -> Question:
-    """The shipped gate question: criteria plus labelled examples."""
-    return Question("noul", GATE_INSTRUCTIONS, GATE_CRITERIA, gate_examples())
+    """The shipped gate question: criteria plus labelled examples (answered by the learned gate
+    head where the decider has one for the turn's embedding space)."""
+    return Question("noul", GATE_INSTRUCTIONS, GATE_CRITERIA, gate_examples(), role=GATE)
 
 
 def judge_question(subject: str) -> Question:
     """The judge question about one rendered memory record."""
-    return Question("noul", JUDGE_INSTRUCTIONS, JUDGE_CRITERIA, subject=subject)
+    return Question("noul", JUDGE_INSTRUCTIONS, JUDGE_CRITERIA, subject=subject, role=JUDGE)
 
 
 def route_question(descriptions: Mapping[str, str]) -> Question:

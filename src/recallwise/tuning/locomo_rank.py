@@ -5,8 +5,9 @@ Three things are fitted, each shipped with this command as its provenance:
 - the search depth, ``policy.budget.GATED_TOP_K`` (records searched per namespace before the
   judge chooses);
 - the conversation re-scoring, ``policy.conversation.CONVERSATION_WEIGHTS``: pool centrality
-  (chosen in the embedded judge's debiased-cosine units, ``centre_cosine``, and shipped times
-  its logistic scale, in log-odds) and session support;
+  (chosen in the embedded judge's score units, ``centre_cosine``, and shipped times its
+  log-odds per unit of score -- its head's, or its logistic's scale -- in log-odds) and session
+  support;
 - the adaptive keep budget, ``policy.budget.ADAPTIVE_BUDGET``, with at most ``--max-records``
   (5) records per question.
 
@@ -82,6 +83,9 @@ class KeepThresholds:
 
     absolute: float = 0.5
     relative: float | None = 0.5
+    #: the judge's log-odds per unit of its ranking score within one turn (the re-scoring's centre
+    #: grid is in score units, times this): its learned head's, or its logistic's scale
+    scale: float = EmbeddedParams().judge_scale
 
 
 def judge_split(
@@ -118,6 +122,7 @@ def judge_split(
             thresholds = KeepThresholds(
                 policy.thresholds.get("judge", 0.5),
                 policy.thresholds.get("judge_relative") if policy.options.keep.rule == "both" else None,
+                decider.judge_slope(),
             )
             for question in conv.questions:
                 recall = policy.recall(question.text, actor_id=conv.actor_id)
@@ -257,7 +262,7 @@ def fit(
     """Choose the weights by recall at ``cap`` records, then the budget; returns the fit and its
     figures (for one search depth)."""
     thresholds = thresholds or KeepThresholds()
-    scale = judge_scale if judge_scale is not None else EmbeddedParams().judge_scale
+    scale = judge_scale if judge_scale is not None else thresholds.scale
     convs = np.array([q.conversation for q in questions])
     categories = np.array([q.category for q in questions])
     everything = np.ones(len(questions), dtype=bool)

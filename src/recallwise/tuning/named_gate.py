@@ -141,7 +141,10 @@ def fit_named_gate(
     conversations = load_split(data_dir, split)
     embedder = embedder or default_embedder()
     backend = str(getattr(decider, "name", type(decider).__name__))
-    threshold = resolve_threshold(backend, "gate", config_from_env()).value
+    head = getattr(decider, "head_thresholds", None)
+    threshold = resolve_threshold(
+        backend, "gate", config_from_env(), head=head() if callable(head) else None
+    ).value
     negative_p = np.array(_gate_p(decider, embedder, negatives))
     pos_p: list[float] = []
     pos_named: list[bool] = []

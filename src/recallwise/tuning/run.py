@@ -234,13 +234,15 @@ def _run(
 
 
 def _configured(
-    candidate: WordingCandidate, role: Role, backend: str, config: ThresholdConfig | None
+    candidate: WordingCandidate, role: Role, decider: Decider, config: ThresholdConfig | None
 ) -> ResolvedThreshold:
     """The threshold the policy would use for the shipped wording; a wording's own otherwise."""
     if candidate.threshold is not None:
         return ResolvedThreshold(candidate.threshold, "candidate file", True, "candidate file")
     if candidate.is_shipped(role):
-        return resolve_threshold(backend, role, config)
+        backend = str(getattr(decider, "name", type(decider).__name__))
+        head = getattr(decider, "head_thresholds", None)
+        return resolve_threshold(backend, role, config, head=head() if callable(head) else None)
     why = "0.5 (no threshold configured for this wording)"
     return ResolvedThreshold(0.5, why, False, why)
 
@@ -283,7 +285,7 @@ def tune_gate(
                 errors.append(f"line {item.line}: {outcome}")
             else:
                 scores.append(candidate.score(outcome[qname]))
-        configured = _configured(candidate, role, backend, config)
+        configured = _configured(candidate, role, decider, config)
         result = CandidateResult(
             candidate.name,
             candidate.description,
@@ -415,7 +417,7 @@ def tune_validator(
                     case.query, ranked, metrics.auc(answered, truth), metrics.precision_at_k(answered, truth)
                 )
             )
-        configured = _configured(candidate, "judge", backend, config)
+        configured = _configured(candidate, "judge", decider, config)
         result = CandidateResult(
             candidate.name,
             candidate.description,

@@ -1,0 +1,130 @@
+"""``recallwise bench decisions``: the gate's and judge's quality on labelled-turn sets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..bench.decision_quality import load_sets, run_decision_quality
+from . import emit_json, progress_enabled
+from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "decisions",
+        help="gate open / closed rates, AUC, calibration, and the judge's right records kept, set by "
+        "set, on labelled turns",
+        description="Run every *.jsonl set of labelled turns in DIR through a real policy, each turn on "
+        "its own: the gate's open rate where memory is needed and closed rate where it is not, AUC, "
+        "ECE and a reliability table; for turns with records (stored for the turn's user), the right "
+        "records kept and records kept per request, and records per general turn after the gate.",
+    )
+    parser.add_argument(
+        "--data",
+        required=True,
+        metavar="DIR",
+        help="folder of labelled-turn sets (*.jsonl: {text, label, records, ...} per line)",
+    )
+    add_decider(parser)
+    add_embedder(parser, "the stores and messages")
+    add_json(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    sets = load_sets(args.data)  # every file is read and checked before any model loads
+    decider = decider_from_args(args)
+    bar: Any = None
+    if progress_enabled(args):
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=sum(len(t) for t in sets.values()),
+            unit="turn",
+            desc="bench decisions",
+            leave=False,
+            file=sys.stderr,
+        )
+    try:
+        result = run_decision_quality(
+            args.data,
+            decider,
+            embedder=embedder_from_args(args),
+            sets=sets,
+            progress=bar.update if bar is not None else None,
+            on_set=(lambda name: bar.set_postfix_str(name)) if bar is not None else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        emit_json(result)
+        return 0
+    _print(result)
+    return 0
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _print(result: dict[str, Any]) -> None:
+    overall = result["overall"]
+    if overall.get("decider_errors"):
+        print(f"WARNING: {overall['decider_errors']} turns had decider errors; they failed open.")
+    print(
+        f"bench decisions: {result['data']}, {len(result['sets'])} sets, {overall['turns']} turns; "
+        f"decider {result['decider']}, embedder {result['embedder']}, gate threshold "
+        f"{result['thresholds'].get('gate', '—')}"
+    )
+    for where in result["heads"].values():
+        print(f"  {where}")
+    rows = []
+    for name, s in [*result["sets"].items(), ("overall", overall)]:
+        rows.append(
+            (
+                name,
+                s["gate_turns"],
+                _cell(s.get("open_rate_true")),
+                _cell(s.get("closed_rate_false")),
+                _cell(s.get("auc")),
+                _cell(s.get("ece")),
+                s["requests"] or "—",
+                _cell(s["right_kept"]),
+                _cell(s["records_per_request"]),
+                _cell(s["records_per_general_turn"]),
+            )
+        )
+    print(
+        table(
+            rows,
+            [
+                "set",
+                "gate n",
+                "opens (needed)",
+                "closes (not)",
+                "AUC",
+                "ECE",
+                "requests",
+                "right kept",
+                "records/req",
+                "records/general",
+            ],
+        )
+    )
+    reliability = overall.get("reliability") or []
+    if reliability:
+        print("\ngate reliability (all sets): p bin, turns, mean p, share that needed memory")
+        print(
+            table(
+                [
+                    (f"{r['low']:.1f}-{r['high']:.1f}", r["n"], _cell(r["mean_p"]), _cell(r["observed"]))
+                    for r in reliability
+                ],
+                ["p", "n", "mean p", "observed"],
+            )
+        )

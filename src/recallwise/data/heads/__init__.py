@@ -1,0 +1,1 @@
+"""The shipped learned heads (gate.npz, judge.npz) and their datasheet (DATASHEET.md)."""

@@ -1,0 +1,237 @@
+"""Learned heads: the calibrated logistic models the embedded decider answers the gate and judge with.
+
+A head is a linear model over what the turn already computed, calibrated so that its output is a
+probability a user can pick a threshold by:
+
+- the **gate** head reads the message's embedding (a dot product): p = P(answering this message
+  well needs something stored about the user);
+- the **judge** head reads a few features of each (message, record) pair (:data:`JUDGE_FEATURES`):
+  p = P(this record belongs in the prompt for this message).
+
+Weights depend on the embedding space, so a head holds one set per embedding model
+(``minilm-l6`` for English, ``use-multilingual-v3`` for the other languages); a space the head
+has no weights for is answered as before (the example vote, the debiased-similarity logistic).
+Calibration (Platt scaling on a held-out split) is folded into the weights: at run time a head
+is ``sigmoid(w . x + b)``.
+
+A head file is a small ``.npz`` (no pickles): ``meta`` is a JSON text (format, role, features,
+spaces, provenance: data, counts, date, the fit command and its figures) and ``w<i>`` / ``b<i>``
+are the weights of the i-th space. The shipped heads are package data (``recallwise/data/heads``,
+with their datasheet); ``recallwise tune gate|judge --fit`` writes new ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import UsageError
+
+__all__ = [
+    "GATE_FEATURES",
+    "HEAD_FORMAT",
+    "HEAD_ROLES",
+    "JUDGE_FEATURES",
+    "Head",
+    "HeadRole",
+    "SpaceWeights",
+    "file_sha256",
+    "read_head",
+    "shipped_head",
+    "write_head",
+]
+
+HEAD_FORMAT = "recallwise-head/1"
+HeadRole = Literal["gate", "judge"]
+HEAD_ROLES: tuple[HeadRole, ...] = ("gate", "judge")
+
+#: What the gate head reads: the message's embedding, then the nearest-example vote of the gate
+#: question's labelled examples (mean similarity to the 3 nearest positive examples minus that to
+#: the 3 nearest negative ones: the vote the embedded decider answered the gate with before it had
+#: a head, and what carries the hand-written examples' kinds of request into the head).
+GATE_FEATURES: tuple[str, ...] = ("embedding", "examples")
+
+#: What the judge head reads about each record of a turn, in this order:
+#:
+#: - ``score``: the embedded judge's ranking score: similarity of message and record, minus the
+#:   record's typical similarity to unrelated messages (a record close to every message is not
+#:   evidence for this one), plus how well it fits the life domains the message is about, plus a
+#:   little of the hybrid search's full-text score;
+#: - ``gap``: the score minus the best record's of this turn (0 for the best).
+#:
+#: The head maps them to a calibrated probability. The gap makes the count kept follow the
+#: evidence: a record far behind a clear best is unlikely to belong, one level with several
+#: others likely. Within a turn p rises with the score: the head keeps the judge's ranking.
+JUDGE_FEATURES: tuple[str, ...] = ("score", "gap")
+
+
+@dataclass(frozen=True)
+class SpaceWeights:
+    """A head's weights for one embedding space; ``logits(x) = x @ weights + bias``."""
+
+    embedder: str
+    weights: np.ndarray
+    bias: float
+    #: labelled examples these weights were fitted on (before calibration)
+    n: int = 0
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(np.asarray(x, dtype=np.float64) @ self.weights + self.bias)
+
+    def probability(self, x: np.ndarray) -> float:
+        z = float(np.asarray(x, dtype=np.float64) @ self.weights + self.bias)
+        return float(1.0 / (1.0 + np.exp(-z)))
+
+
+@dataclass(frozen=True)
+class Head:
+    """A learned, calibrated gate or judge head (see the module docs)."""
+
+    role: HeadRole
+    spaces: Mapping[str, SpaceWeights]
+    #: what the head reads (:data:`GATE_FEATURES`, :data:`JUDGE_FEATURES`)
+    features: tuple[str, ...] = ()
+    #: where the weights came from: data, its sha256, counts, date, the fit command and its figures
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    #: where this head was loaded from: "shipped", a config (``config PATH``), a file or "argument"
+    origin: str = "argument"
+
+    def for_space(self, embedder: str | None) -> SpaceWeights | None:
+        """The weights for vectors made by ``embedder`` (None when the head has none)."""
+        return self.spaces.get(embedder or "")
+
+    def with_origin(self, origin: str) -> Head:
+        return replace(self, origin=origin)
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        """The thresholds measured with this head when it was fitted (``provenance["thresholds"]``):
+        ``{"gate": p}`` for a gate head, ``{"judge": p, "judge_relative": d}`` for a judge head."""
+        found = self.provenance.get("thresholds") or {}
+        return {str(k): float(v) for k, v in found.items() if isinstance(v, (int, float))}
+
+    def describe(self) -> str:
+        """One line for ``stats.report()`` and the trace: where it came from, spaces, size, date."""
+        p = self.provenance
+        parts = [f"{self.role} head: {self.origin}", "+".join(self.spaces)]
+        if p.get("n"):
+            parts.append(f"n={p['n']}")
+        if p.get("date"):
+            parts.append(str(p["date"]))
+        return ", ".join(parts)
+
+    def check_dimension(self, embedder: str, dimension: int, where: str = "") -> None:
+        """A :class:`UsageError` when this head's weights for ``embedder`` do not fit its vectors."""
+        weights = self.for_space(embedder)
+        if weights is None or self.role != "gate":
+            return
+        if weights.weights.shape != (dimension + 1,):
+            raise UsageError(
+                f"{where or self.origin}: the gate head's {embedder} weights read "
+                f"{weights.weights.shape[0] - 1} dimensions; the embedder makes {dimension}"
+            )
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write_head(head: Head, path: str | os.PathLike[str]) -> Path:
+    """Write ``head`` to ``path`` (``.npz``), atomically; returns the path."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{path}: is a directory, expected a head file path (.npz)")
+    meta = {
+        "format": HEAD_FORMAT,
+        "role": head.role,
+        "features": list(head.features),
+        "spaces": [{"embedder": name, "n": w.n} for name, w in head.spaces.items()],
+        "provenance": dict(head.provenance),
+    }
+    arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta, ensure_ascii=False, sort_keys=True))}
+    for i, weights in enumerate(head.spaces.values()):
+        arrays[f"w{i}"] = np.asarray(weights.weights, dtype=np.float64)
+        arrays[f"b{i}"] = np.array(float(weights.bias))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = target.with_name(f".{target.name}.tmp.npz")
+    with scratch.open("wb") as handle:
+        np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
+    os.replace(scratch, target)
+    return target
+
+
+def read_head(
+    path: str | os.PathLike[str], role: HeadRole | None = None, *, origin: str | None = None
+) -> Head:
+    """Read a head file; a missing, malformed or wrong-role file is a :class:`UsageError` naming it."""
+    where = str(path)
+    try:
+        with Path(path).open("rb") as handle:
+            return _parse(handle, where, role, origin or where)
+    except FileNotFoundError:
+        raise UsageError(f"{where}: no such head file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{where}: is a directory, expected a head file (.npz)") from None
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot read head file: {exc.strerror or exc}") from None
+
+
+def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
+    try:
+        with np.load(handle, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+    except (ValueError, OSError, EOFError) as exc:
+        raise UsageError(f"{where}: not a recallwise head file (.npz): {exc}") from None
+    try:
+        meta = json.loads(str(arrays["meta"]))
+    except (KeyError, ValueError):
+        raise UsageError(f"{where}: not a recallwise head file (no readable 'meta')") from None
+    if not isinstance(meta, dict) or meta.get("format") != HEAD_FORMAT:
+        raise UsageError(f"{where}: not a recallwise head file (expected format {HEAD_FORMAT!r})")
+    found = meta.get("role")
+    if found not in HEAD_ROLES:
+        raise UsageError(f"{where}: unknown head role {found!r}; known: {', '.join(HEAD_ROLES)}")
+    if role is not None and found != role:
+        raise UsageError(f"{where}: is a {found} head, not a {role} head")
+    features = tuple(str(f) for f in meta.get("features") or ())
+    expected = GATE_FEATURES if found == "gate" else JUDGE_FEATURES
+    if features != expected:
+        raise UsageError(
+            f"{where}: the {found} head reads {list(features)}; this recallwise computes "
+            f"{list(expected)}: refit it with `recallwise tune {found} --fit`"
+        )
+    spaces: dict[str, SpaceWeights] = {}
+    for i, space in enumerate(meta.get("spaces") or ()):
+        try:
+            weights = np.asarray(arrays[f"w{i}"], dtype=np.float64)
+            bias = float(arrays[f"b{i}"])
+            name = str(space["embedder"])
+        except (KeyError, TypeError, ValueError):
+            raise UsageError(f"{where}: space {i} has no weights") from None
+        if weights.ndim != 1 or not np.isfinite(weights).all() or not np.isfinite(bias):
+            raise UsageError(f"{where}: space {name!r} has malformed weights")
+        if found == "judge" and weights.shape != (len(JUDGE_FEATURES),):
+            raise UsageError(f"{where}: space {name!r} has {weights.shape[0]} judge weights")
+        spaces[name] = SpaceWeights(name, weights, bias, int(space.get("n") or 0))
+    if not spaces:
+        raise UsageError(f"{where}: the head has no weights")
+    return Head(found, spaces, features, dict(meta.get("provenance") or {}), origin)
+
+
+@cache
+def shipped_head(role: HeadRole) -> Head | None:
+    """The head shipped in the wheel for ``role`` (package data ``recallwise/data/heads``)."""
+    resource = resources.files("recallwise.data.heads").joinpath(f"{role}.npz")
+    if not resource.is_file():
+        return None
+    with resource.open("rb") as handle:
+        return _parse(handle, f"recallwise/data/heads/{role}.npz", role, "shipped")

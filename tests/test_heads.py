@@ -1,0 +1,435 @@
+"""Learned heads: labelled turns, fitting and calibrating, loading them the way configs load, and
+``tune gate|judge --fit`` / ``bench decisions`` end to end on the real embedded decider."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli_runner import run_cli
+from recallwise import RecallPolicy
+from recallwise.deciders import EmbeddedDecider
+from recallwise.deciders.heads import GATE_FEATURES, Head, SpaceWeights, read_head, shipped_head, write_head
+from recallwise.embeddings import HashingEmbedder
+from recallwise.errors import UsageError
+from recallwise.policy.config import FittedHead, read_config, write_config
+from recallwise.policy.log import DecisionLog
+from recallwise.policy.wording import GATE, gate_question, judge_question
+from recallwise.stores import SQLiteStore
+from recallwise.tuning import metrics
+from recallwise.tuning.heads import (
+    MIN_TURNS,
+    RECORDS_PER_REQUEST,
+    KeepRule,
+    fit_gate_head,
+    fit_judge_head,
+    fit_logistic,
+    operating_threshold,
+    platt,
+)
+from recallwise.tuning.labelled import (
+    LabelledTurn,
+    labelled_turns_from_log,
+    parse_labelled_turns,
+    read_labelled_sources,
+    read_labelled_turns,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "recallwise" / "data"
+GATE_SETS = [str(DATA / "gate_examples.jsonl"), str(DATA / "dev" / "gate_labels_multilingual.jsonl")]
+JUDGE_SETS = ["builtin:dev", str(DATA / "dev" / "validator_cases_multilingual.json")]
+
+
+# ---- labelled turns ---------------------------------------------------------------------------
+
+
+def test_labelled_turns_read_as_jsonl_and_as_a_labels_object(tmp_path: Path) -> None:
+    rows = [
+        {"text": "What should I cook tonight?", "label": True, "lang": "en", "source": "mine"},
+        {
+            "text": "Suggest a wine",
+            "records": [{"id": "r1", "text": "The user is vegetarian.", "label": False}],
+        },
+    ]
+    jsonl = tmp_path / "turns.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    document = tmp_path / "labels.json"
+    document.write_text(json.dumps({"labels": rows}), encoding="utf-8")
+    for path in (jsonl, document):
+        turns = read_labelled_turns(path)
+        assert [t.text for t in turns] == ["What should I cook tonight?", "Suggest a wine"]
+        assert turns[0].label is True and turns[0].lang == "en" and turns[0].source == "mine"
+        assert turns[1].label is None and turns[1].records[0].label is False
+    # a JSON string may hold U+2028 unescaped: it is not a line break of the file
+    quirky = tmp_path / "quirky.jsonl"
+    quirky.write_text('{"text": "a\u2028b", "label": false}\n', encoding="utf-8")
+    assert read_labelled_turns(quirky)[0].text == "a\u2028b"
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ('{"text": "hi"}', "line 2: unlabelled"),
+        ('{"text": "hi", "label": "yes"}', "line 2: 'label' must be true or false"),
+        ('{"label": true}', "line 2: missing 'text'"),
+        ('{"text": "hi", "records": [{"id": "r", "label": true}]}', "line 2 records[0]: missing 'text'"),
+        ('{"text": "hi", "label": true', "line 2: not a JSON object"),
+    ],
+)
+def test_a_bad_line_is_named(tmp_path: Path, line: str, says: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"text": "fine", "label": true}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"bad\.jsonl " + re.escape(says)):
+        read_labelled_turns(path)
+
+
+def test_labelled_turns_take_their_texts_from_the_decision_log(tmp_path: Path) -> None:
+    store = SQLiteStore(f"sqlite:///{tmp_path / 'm.db'}")
+    store_path = tmp_path / "log.db"
+    from recallwise.records import MemoryRecord
+
+    store.add_records([MemoryRecord("u1", "/facts/u1", "The user is vegetarian.", id="veg")])
+    with DecisionLog(store_path) as log:
+        policy = RecallPolicy(store, namespaces=["/facts/{actorId}"], log=log)
+        policy.recall("What should I have for dinner?", actor_id="u1")
+        log.write(
+            policy.recall("Hello!", actor_id="u1").trace,
+            actor_id="u1",
+            session_id=None,
+            decider="x",
+            message="",
+        )
+        seqs = [t.seq for t in log.turns()]
+    labels = [
+        {"decision_id": str(seqs[0]), "label": True, "records": [{"id": "veg", "label": True}]},
+    ]
+    turns = labelled_turns_from_log(store_path, labels)
+    assert turns[0].text == "What should I have for dinner?" and turns[0].actor_id == "u1"
+    assert turns[0].records[0].text == "The user is vegetarian."
+    with pytest.raises(UsageError, match=r"logged without its message.*--log-content"):
+        labelled_turns_from_log(store_path, [{"decision_id": str(seqs[-1]), "label": False}])
+    with pytest.raises(UsageError, match="'999' is not in the log"):
+        labelled_turns_from_log(store_path, [{"decision_id": "999", "label": False}])
+
+
+def test_validator_cases_and_builtin_sets_read_as_turns() -> None:
+    turns, sources = read_labelled_sources(JUDGE_SETS, "judge-*.jsonl", "judge")
+    assert len(turns) == sum(s["turns"] for s in sources) and all(t.records for t in turns)
+    assert any(r.label for r in turns[0].records) and any(not r.label for r in turns[0].records)
+    with pytest.raises(UsageError, match="held-out sets are for reporting"):
+        read_labelled_sources(["builtin:heldout"], "gate-*.jsonl", "gate")
+
+
+# ---- the numerical part ----------------------------------------------------------------------
+
+
+def test_logistic_and_platt_recover_what_made_the_data() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4000, 3))
+    truth = np.array([2.0, -1.0, 0.5])
+    y = rng.random(4000) < 1.0 / (1.0 + np.exp(-(x @ truth - 0.3)))
+    weights, bias = fit_logistic(x, y, 1e-3)
+    assert np.allclose(weights, truth, atol=0.15) and abs(bias + 0.3) < 0.15
+    # logits twice too steep are brought back by Platt scaling
+    a, c = platt(2.0 * (x @ truth - 0.3), y)
+    assert a == pytest.approx(0.5, abs=0.06) and abs(c) < 0.1
+
+
+def test_operating_threshold_opens_on_the_share_asked() -> None:
+    p = np.linspace(0.01, 1.0, 100)
+    t = operating_threshold(p, 0.97)
+    assert np.mean(p >= t) >= 0.97 and np.mean(p >= t + 0.011) < 0.97
+
+
+# ---- the gate head ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gate_fit():
+    turns, _ = read_labelled_sources(GATE_SETS, "gate-*.jsonl", "gate")
+    return fit_gate_head(turns, provenance={"data": GATE_SETS})
+
+
+def test_gate_fit_reports_before_and_after_on_the_same_turns(gate_fit) -> None:
+    keys = {"n", "accuracy", "auc", "ece"}
+    assert keys <= set(gate_fit.before) and keys <= set(gate_fit.after)
+    assert gate_fit.before["n"] == gate_fit.after["n"] == 184
+    assert gate_fit.graded_on == "out of fold"
+    assert set(gate_fit.head.spaces) == {"minilm-l6", "use-multilingual-v3"}
+    # out of fold, the head separates the project's own sets and its p means something
+    assert gate_fit.after["auc"] >= 0.95 and gate_fit.after["ece"] <= 0.1
+    assert gate_fit.after["open_rate_true"] >= 0.96  # the operating point asked for (0.97), out of fold
+    assert 0.0 < gate_fit.head.thresholds["gate"] < 1.0
+
+
+def test_a_written_head_reads_back_the_same(gate_fit, tmp_path: Path) -> None:
+    path = gate_fit.write(tmp_path / "gate.npz")
+    head = read_head(path, "gate")
+    assert head.features == GATE_FEATURES and head.thresholds == gate_fit.head.thresholds
+    for name, weights in gate_fit.head.spaces.items():
+        assert np.array_equal(head.spaces[name].weights, weights.weights)
+    with pytest.raises(UsageError, match="is a gate head, not a judge head"):
+        read_head(path, "judge")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(UsageError, match=r"junk\.npz: not a recallwise head file"):
+        read_head(tmp_path / "junk.npz")
+
+
+def test_the_decider_answers_the_gate_with_its_head(gate_fit) -> None:
+    decider = EmbeddedDecider(heads={"gate": gate_fit.head})
+    decision = decider.decide("What should I cook for my parents on Sunday?", {GATE: gate_question()})
+    assert decision.usage.get("gate_head") == 1
+    vector = decider.embedder.embed(["What should I cook for my parents on Sunday?"])[0]
+    expected = gate_fit.head.spaces["minilm-l6"].probability(decider.gate_features(vector, gate_question()))
+    assert decision.answers[GATE] == pytest.approx(expected)
+    # a question without the gate role (a wording being compared) is answered as before
+    plain = gate_question().__class__("noul", "Is this personal?")
+    assert "gate_head" not in decider.decide("Hello!", {"q": plain}).usage
+
+
+def test_a_head_fitted_for_another_embedder_is_refused(gate_fit) -> None:
+    with pytest.raises(
+        UsageError, match="fitted for minilm-l6, use-multilingual-v3; this decider embeds with hashing-64"
+    ):
+        EmbeddedDecider(HashingEmbedder(64), multilingual=False, heads={"gate": gate_fit.head})
+    # the shipped heads have no weights for it either: it answers as before, and says no head
+    decider = EmbeddedDecider(HashingEmbedder(64), multilingual=False)
+    assert decider.heads_in_use() == {}
+
+
+def test_a_config_names_a_head_and_the_policy_uses_it(gate_fit, tmp_path: Path) -> None:
+    from recallwise.deciders.heads import file_sha256
+
+    path = gate_fit.write(tmp_path / "heads" / "gate.npz")
+    config = tmp_path / "recallwise.json"
+    write_config(config, "embedded", {}, heads={"gate": FittedHead(str(path), file_sha256(path), 184)})
+    assert read_config(config).head("embedded", "gate").path == "heads/gate.npz"  # relative to the config
+    store = SQLiteStore("sqlite://:memory:")
+    policy = RecallPolicy.from_config(config, store)
+    assert policy.heads["gate"].startswith(f"gate head: config {config}")
+    assert "learned heads: gate head: config" in policy.stats.report()
+    assert policy.thresholds["gate"] == gate_fit.head.thresholds["gate"]
+    recall = policy.recall("What should I cook for my parents on Sunday?", actor_id="u1")
+    assert recall.trace.heads["gate"] == policy.heads["gate"]
+    # the head file changed since the config was written: refused, naming both
+    write_head(Head("gate", {"x": SpaceWeights("x", np.zeros(3), 0.0)}, GATE_FEATURES), path)
+    with pytest.raises(UsageError, match=r"recallwise.json: heads\['embedded'\]\['gate'\]: .* changed since"):
+        RecallPolicy.from_config(config, store)
+
+
+def test_the_shipped_heads_answer_the_default_policy() -> None:
+    policy = RecallPolicy(SQLiteStore("sqlite://:memory:"))
+    assert set(policy.heads) == {"gate", "judge"}
+    assert all("shipped" in where for where in policy.heads.values())
+    assert shipped_head("gate") is not None and shipped_head("judge") is not None
+    assert policy.threshold_sources["gate"] == "head" and policy.threshold_sources["judge"] == "head"
+
+
+# ---- the judge head --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def judge_fit():
+    turns, _ = read_labelled_sources(JUDGE_SETS, "judge-*.jsonl", "judge")
+    return fit_judge_head(turns)
+
+
+def test_judge_fit_reports_records_kept_before_and_after(judge_fit) -> None:
+    keys = {"n", "accuracy", "auc", "ece", "records_kept_per_request", "right_kept"}
+    assert keys <= set(judge_fit.before) and keys <= set(judge_fit.after)
+    # its keep threshold is the lowest at which the graded requests keep at most 6 records
+    assert judge_fit.after["records_kept_per_request"] <= RECORDS_PER_REQUEST
+    assert judge_fit.head.thresholds["judge_relative"] == 1.0
+
+
+def test_the_judge_head_keeps_the_judges_ranking(judge_fit) -> None:
+    """p rises with the judge's score within a turn: the head calibrates, it does not reorder."""
+    decider = EmbeddedDecider(heads={"judge": judge_fit.head})
+    message = "What should I cook tonight?"
+    records = [
+        "The user is lactose intolerant.",
+        "The user loves spicy food.",
+        "The user plays the cello.",
+        "The user's flight to Berlin leaves on Friday.",
+    ]
+    questions = {f"r{i}": judge_question(t) for i, t in enumerate(records)}
+    decision = decider.decide(message, questions)
+    assert decision.usage.get("judge_head") == len(records)
+    vectors = decider.embedder.embed([message, *records])
+    scores = decider.judge_features(vectors[0], vectors[1:])[:, 0]
+    p = np.array([decision.answers[f"r{i}"] for i in range(len(records))])
+    assert list(np.argsort(-p)) == list(np.argsort(-scores))
+
+
+def test_keep_rule_matches_the_policy() -> None:
+    kept = KeepRule(0.3, 0.2).kept(np.array([0.9, 0.75, 0.6, 0.35]))
+    assert kept.tolist() == [True, True, False, False]
+    assert KeepRule(0.3, 1.0).kept(np.array([0.9, 0.35, 0.2])).tolist() == [True, True, False]
+
+
+# ---- bad input --------------------------------------------------------------------------------
+
+
+def _turns(n: int, label: bool | None = None) -> list[LabelledTurn]:
+    return [
+        LabelledTurn(f"message {i}", label if label is not None else i % 2 == 0, where=f"f line {i}")
+        for i in range(n)
+    ]
+
+
+def test_gate_fit_refuses_one_class_too_few_and_unlabelled() -> None:
+    with pytest.raises(UsageError, match="every label is true"):
+        fit_gate_head(_turns(40, True))
+    with pytest.raises(UsageError, match=f"a gate head needs at least {MIN_TURNS}"):
+        fit_gate_head(_turns(MIN_TURNS - 2))
+    unlabelled = [*_turns(30), LabelledTurn("no label here", None, (), where="data.jsonl line 31")]
+    with pytest.raises(UsageError, match=r"data\.jsonl line 31: unlabelled for the gate"):
+        fit_gate_head(unlabelled)
+
+
+# ---- the commands ------------------------------------------------------------------------------
+
+
+def _flags(flag: str, values: list[str]) -> list[str]:
+    return [item for value in values for item in (flag, value)]
+
+
+def test_tune_gate_fit_writes_a_head_and_a_config(tmp_path: Path) -> None:
+    head, config = tmp_path / "gate.npz", tmp_path / "cfg.json"
+    args = ["tune", "gate", *_flags("--fit", GATE_SETS)]
+    done = run_cli(*args, "--write-head", str(head), "--write-config", str(config), "--json")
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["role"] == "gate" and body["written"] == {"head": str(head), "config": str(config)}
+    assert set(body["before"]) == set(body["after"]) and body["after"]["n"] == 184
+    assert read_head(head).provenance["command"].startswith("recallwise tune gate --fit")
+    assert read_config(config).head("embedded", "gate") is not None
+    # and the text report
+    done = run_cli(*args)
+    assert done.returncode == 0 and "before (current)" in done.stdout and "nothing written" in done.stdout
+
+
+def test_tune_gate_fit_bad_input_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "labels.jsonl"
+    lines = [json.dumps({"text": f"message {i}", "label": i % 2 == 0}) for i in range(30)]
+    lines.insert(6, json.dumps({"text": "forgot the label"}))
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    head = tmp_path / "gate.npz"
+    done = run_cli("tune", "gate", "--fit", str(bad), "--write-head", str(head))
+    assert done.returncode == 2 and "labels.jsonl line 7: unlabelled" in done.stderr
+    assert "Traceback" not in done.stderr and not head.exists()
+    one_class = tmp_path / "one.jsonl"
+    one_class.write_text(
+        "\n".join(json.dumps({"text": f"m {i}", "label": True}) for i in range(30)), encoding="utf-8"
+    )
+    done = run_cli("tune", "gate", "--fit", str(one_class), "--write-head", str(head))
+    assert done.returncode == 2 and "every label is true" in done.stderr and not head.exists()
+
+
+def test_tune_gate_from_the_decision_log(tmp_path: Path) -> None:
+    """Decisions labelled in the log (as the inspector stores them), exported by `recallwise log
+    --labels --json`, refit the gate: from the export alone, or with texts from the log."""
+    rows = [
+        json.loads(line) for line in (DATA / "gate_examples.jsonl").read_text().splitlines() if line.strip()
+    ]
+    rows = [r for r in rows if r["label"]][:20] + [r for r in rows if not r["label"]][:20]
+    log_path = tmp_path / "log.db"
+    with DecisionLog(log_path) as log:
+        policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), log=log)
+        for row in rows:
+            policy.recall(row["text"], actor_id="u1")
+        for turn, row in zip(log.turns(last=40), rows, strict=True):
+            log.add_labels(turn.seq, gate=row["label"])
+    exported = run_cli("log", str(log_path), "--labels", "--json")
+    assert exported.returncode == 0, exported.stderr
+    labels = json.loads(exported.stdout)["labels"]
+    assert len(labels) == 40 and all("text" in label for label in labels)
+    label_file = tmp_path / "labels.json"
+    label_file.write_text(exported.stdout, encoding="utf-8")
+    head = tmp_path / "gate.npz"
+    for source in (["--fit", str(label_file)], ["--from-log", str(log_path), "--labels", str(label_file)]):
+        done = run_cli("tune", "gate", *source, "--write-head", str(head), "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["after"]["n"] == 40 and head.exists()
+    # labels without texts (ids only) take them from the log
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"labels": [{k: v for k, v in x.items() if k != "text"} for x in labels]}))
+    done = run_cli("tune", "gate", "--from-log", str(log_path), "--labels", str(bare), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["after"]["n"] == 40
+    done = run_cli("tune", "gate", "--fit", str(bare))
+    assert done.returncode == 2 and "no text" in done.stderr and "--from-log" in done.stderr
+    # a log that keeps no content cannot give the texts: said, nothing written
+    quiet = tmp_path / "quiet.db"
+    with DecisionLog(quiet, content=False) as log:
+        policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), log=log)
+        policy.recall("What should I cook tonight?", actor_id="u1")
+        seq = log.turns(last=1)[0].seq
+    quiet_labels = tmp_path / "quiet.json"
+    quiet_labels.write_text(json.dumps({"labels": [{"decision_id": seq, "label": True}]}))
+    done = run_cli(
+        "tune",
+        "gate",
+        "--from-log",
+        str(quiet),
+        "--labels",
+        str(quiet_labels),
+        "--write-head",
+        str(tmp_path / "q.npz"),
+    )
+    assert done.returncode == 2 and "--log-content" in done.stderr and not (tmp_path / "q.npz").exists()
+    done = run_cli("tune", "gate", "--from-log", str(log_path))
+    assert done.returncode == 2 and "needs --labels" in done.stderr
+
+
+def test_tune_judge_fit_end_to_end(tmp_path: Path) -> None:
+    head = tmp_path / "judge.npz"
+    args = ["tune", "judge", *_flags("--fit", JUDGE_SETS)]
+    done = run_cli(*args, "--write-head", str(head), "--json")
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert {"records_kept_per_request", "right_kept"} <= set(body["after"])
+    assert read_head(head, "judge").thresholds["judge"] > 0
+    done = run_cli("tune", "judge", "--fit", str(DATA / "gate_examples.jsonl"))
+    assert done.returncode == 2 and "gate_examples.jsonl line 1: no 'records'" in done.stderr
+
+
+def test_bench_decisions_reports_each_set(tmp_path: Path) -> None:
+    data = tmp_path / "sets"
+    data.mkdir()
+    gate = [
+        json.loads(line) for line in (DATA / "heldout" / "gate_labels.jsonl").read_text().splitlines()[:30]
+    ]
+    (data / "gate-own.jsonl").write_text("\n".join(json.dumps(r) for r in gate) + "\n", encoding="utf-8")
+    records = [
+        {"id": "veg", "text": "The user is vegetarian.", "label": True},
+        {"id": "seat", "text": "The user always books an aisle seat.", "label": False},
+        {"id": "dog", "text": "The user has a dog called Biscuit.", "label": False},
+    ]
+    judge = [
+        {"text": "What should I have for dinner?", "label": True, "records": records},
+        {"text": "What is 17 times 23?", "label": False, "records": [{**r, "label": False} for r in records]},
+    ]
+    (data / "judge-own.jsonl").write_text("\n".join(json.dumps(r) for r in judge) + "\n", encoding="utf-8")
+    done = run_cli("bench", "decisions", "--data", str(data), "--json")
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert list(body["sets"]) == ["gate-own.jsonl", "judge-own.jsonl"]
+    own = body["sets"]["gate-own.jsonl"]
+    assert own["gate_turns"] == 30 and 0 <= own["open_rate_true"] <= 1 and own["reliability"]
+    judged = body["sets"]["judge-own.jsonl"]
+    assert judged["requests"] == 1 and judged["right_kept"] == 1.0 and judged["general_turns"] == 1
+    assert judged["records_per_general_turn"] == 0.0  # the gate closed on the arithmetic
+    assert body["overall"]["turns"] == 32 and metrics.auc([0.2, 0.8], [False, True]) == 1.0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = run_cli("bench", "decisions", "--data", str(empty))
+    assert done.returncode == 2 and "no *.jsonl files" in done.stderr
+
+
+def test_parse_refuses_a_validator_case_document_as_turns() -> None:
+    with pytest.raises(UsageError, match="one JSON document without 'labels'"):
+        parse_labelled_turns(json.dumps({"records": {}, "cases": []}), "cases.json")
