@@ -228,10 +228,14 @@ async def test_arecall_fails_open_too(seeded: SQLiteStore) -> None:
 
 def test_breaker_stops_calling_a_dead_decider_and_says_so(seeded: SQLiteStore) -> None:
     decider = ScriptedDecider(0.9, 0.9, error=ConnectionRefusedError("connection refused"))
-    cooldown = 1.0  # long enough that the 7 turns below all fall inside it, even on a loaded machine
+    cooldown = 30.0
     policy = RecallPolicy(
         seeded, decider=decider, namespaces=NS, breaker_threshold=3, breaker_cooldown_s=cooldown
     )
+    # The breaker's clock is stepped, not slept on: the cool-down counts from the circuit's opening,
+    # so on a loaded machine real turns could outlast a short one (tests/test_breaker.py times it).
+    now = [0.0]
+    policy.breaker._clock = lambda: now[0]
     first, _ = _timed_recall(policy)  # the gate fails; the judge is not asked after it
     _timed_recall(policy)
     third, _ = _timed_recall(policy)  # the 3rd failure opens the circuit
@@ -249,7 +253,7 @@ def test_breaker_stops_calling_a_dead_decider_and_says_so(seeded: SQLiteStore) -
     assert first.trace.errors and not any("circuit" in e for e in first.trace.errors)
 
     # After the cool-down one trial call goes through; it fails, so the circuit opens again.
-    time.sleep(cooldown * 1.5)
+    now[0] += cooldown * 1.5
     _timed_recall(policy)
     assert len(decider.calls) == 4 and policy.breaker.state == "open"
     _timed_recall(policy)
@@ -257,7 +261,7 @@ def test_breaker_stops_calling_a_dead_decider_and_says_so(seeded: SQLiteStore) -
 
     # The decider comes back: the next trial closes the circuit and calls resume.
     decider.error = None  # back up
-    time.sleep(cooldown * 1.5)
+    now[0] += cooldown * 1.5
     healed, _ = _timed_recall(policy)
     assert len(decider.calls) == 6 and policy.breaker.state == "closed"  # gate trial + judge
     assert healed.trace.errors == [] and healed.trace.keep_rule != "fail open: keep all"
