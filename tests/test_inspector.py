@@ -352,8 +352,17 @@ def test_bench_inspector_times_every_filter_on_a_served_log(capsys):
 
     from recallwise.cli import main
 
-    assert main(["bench", "inspector", "--turns", "2000", "--repeats", "2", "--json"]) == 0
+    assert (
+        main(["bench", "inspector", "--turns", "2000", "--repeats", "2", "--refit-labels", "40", "--json"])
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
+    assert result["refit_labels"] == 40 and set(result["refit"]) == {"gate", "judge"}
+    assert result["refit"]["gate"]["turns"] == 40  # the bench labels every turn's gate
+    assert 10 <= result["refit"]["judge"]["turns"] < 40 and result["refit"]["judge"]["records"] > 0
+    for figures in result["refit"].values():
+        assert len(figures["request_s"]) == len(figures["fit_s"]) == 2
+        assert all(0 < fit <= wall for fit, wall in zip(figures["fit_s"], figures["request_s"], strict=True))
     assert result["turns"] == 2000 and result["target_ms"] == 300.0
     assert set(result["queries"]) == {
         "newest",
@@ -369,6 +378,7 @@ def test_bench_inspector_times_every_filter_on_a_served_log(capsys):
         assert 0 < figures["p50_ms"] <= figures["max_ms"]
     assert result["queries"]["newest"]["returned"] == 50
     assert main(["bench", "inspector", "--turns", "10"]) == 2
+    assert main(["bench", "inspector", "--turns", "1000", "--refit-labels", "12"]) == 2
 
 
 # ---- the refit preview ----------------------------------------------------------------------------------
