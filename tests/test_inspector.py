@@ -528,6 +528,36 @@ def test_the_refit_preview_is_the_cli_fit_on_the_same_labels(refit_server, tmp_p
         policy.close()
 
 
+def test_tune_from_the_log_fits_each_head_on_the_turns_labelled_for_it(refit_server, tmp_path):
+    """A log's labels hold both heads': a turn labelled for the judge only is left out of the gate's
+    fit (said), and labels with none for the head are refused, naming what to give."""
+    import json
+
+    from cli_runner import run_cli
+
+    server, keys, log = refit_server
+    with server.client(keys["a-admin"]) as c:
+        exported = c.get("/v1/labels").json()["labels"]
+    records_only = [{k: v for k, v in t.items() if k != "label"} for t in exported if "records" in t]
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps({"labels": exported[:-3] + records_only[:3]}), encoding="utf-8")
+    done = run_cli("tune", "gate", "--from-log", str(log), "--labels", str(mixed), "--json")
+    assert done.returncode == 0, done.stderr
+    fitted = json.loads(done.stdout)
+    assert fitted["before"]["n"] == len(exported) - 3
+    assert (
+        fitted["notes"][0] == "3 labelled turn(s) without a gate label left out (labelled for the judge only)"
+    )
+    assert fitted["data"][-1]["left_out"] == 3
+    judge_only = tmp_path / "judge-only.json"
+    judge_only.write_text(json.dumps({"labels": records_only}), encoding="utf-8")
+    done = run_cli("tune", "gate", "--from-log", str(log), "--labels", str(judge_only))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"recallwise: error: {judge_only}: no turn has a gate label (r / w on /ui, or 'gate' in POST "
+        "/v1/labels); the gate head is fitted on the turns labelled for it"
+    )
+
+
 def test_the_refit_preview_writes_nothing_and_shows_a_tenant_only_its_own_labels(refit_server, work):
     server, keys, _ = refit_server
     with server.client(keys["a-admin"]) as c:

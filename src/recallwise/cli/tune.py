@@ -208,7 +208,7 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
         "--from-log",
         metavar="LOG.db",
         help="fit on logged decisions: their messages and records from this decision log, their "
-        "labels from --labels (default: none)",
+        "labels from --labels, the turns labelled for this head (default: none)",
     )
     parser.add_argument(
         "--write-head",
