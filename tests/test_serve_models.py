@@ -63,9 +63,17 @@ CALLS: dict[str, Call] = {
         "/v1/labels", json={"decision_id": seen["GET /v1/decisions"]["decisions"][0]["id"], "gate": True}
     ),
     "GET /v1/labels": lambda c, seen: c.get("/v1/labels"),
+    # too few labels to fit (and a log without text): the error shape (test_inspector.py parses a
+    # fitted preview with its model)
+    "GET /v1/refit-preview/gate": lambda c, seen: c.get("/v1/refit-preview/gate"),
+    "GET /v1/refit-preview/judge": lambda c, seen: c.get("/v1/refit-preview/judge"),
     "DELETE /v1/records/{record_id}": lambda c, seen: c.delete(f"/v1/records/{_record_id(c, seen)}"),
     "DELETE /v1/actors/{actor_id}": lambda c, seen: c.delete(f"/v1/actors/{ACTOR}"),
 }
+
+
+#: routes this server refuses (its answer is the error shape): the status
+REFUSED = {"GET /v1/refit-preview/gate": 422, "GET /v1/refit-preview/judge": 422}
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +109,10 @@ def test_every_route_answers_with_its_response_model(server: Server) -> None:
         seen: dict[str, Any] = {}
         for route, call in CALLS.items():
             answer = call(c, seen)
+            if route in REFUSED:
+                assert answer.status_code == REFUSED[route], (route, answer.text)
+                models.ErrorOut.model_validate_json(answer.content)
+                continue
             assert answer.status_code == 200, (route, answer.text)
             _model(routes[route]).model_validate_json(answer.content)
             seen[route] = answer.json()

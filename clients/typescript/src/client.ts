@@ -17,8 +17,10 @@ import type {
   ErrorOut,
   EventsOut,
   ForgotActor,
+  GateRefitOut,
   JudgeCandidateIn,
   JudgeOut,
+  JudgeRefitOut,
   LabelledTurnOut,
   LabelsIn,
   LabelsOut,
@@ -374,6 +376,18 @@ export class RecallwiseClient {
     if (options.actorId !== undefined) query.set("actor_id", options.actorId);
     if (options.sessionId !== undefined) query.set("session_id", options.sessionId);
     return this.send<LabelsOut>("GET", `/v1/labels?${query}`, undefined, options.signal);
+  }
+
+  /**
+   * What refitting the gate or the judge head on the labels would do: the labelled turns' figures
+   * before and after, as `recallwise tune gate|judge --from-log` fits them, and the commands that
+   * apply it. Writes nothing; takes seconds on many labels (set `timeoutMs` to match). Throws on
+   * failure: a 422 says why the labels cannot fit one (too few, one class only, no text logged).
+   */
+  async refitPreview(head: "gate", signal?: AbortSignal): Promise<GateRefitOut>;
+  async refitPreview(head: "judge", signal?: AbortSignal): Promise<JudgeRefitOut>;
+  async refitPreview(head: "gate" | "judge", signal?: AbortSignal): Promise<GateRefitOut | JudgeRefitOut> {
+    return this.send<GateRefitOut | JudgeRefitOut>("GET", `/v1/refit-preview/${head}`, undefined, signal);
   }
 
   private failOpen(error: unknown, endpoint: string, fallback: string): void {

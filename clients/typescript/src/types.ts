@@ -252,6 +252,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/refit-preview/gate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Refit Preview Gate
+         * @description What refitting the gate head on the labels would do: accuracy, AUC, ECE and open / closed
+         *     rates of the labelled turns before and after, as ``recallwise tune gate --from-log`` fits it,
+         *     and the commands that apply it. Writes nothing; 422 saying why when the labels cannot fit one.
+         */
+        get: operations["refit_preview_gate_v1_refit_preview_gate_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refit-preview/judge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Refit Preview Judge
+         * @description What refitting the judge head on the labels would do: accuracy, AUC, ECE, the right
+         *     records kept and records kept per request before and after, as ``recallwise tune judge
+         *     --from-log`` fits it, and the commands that apply it. Writes nothing; 422 saying why when
+         *     the labels cannot fit one.
+         */
+        get: operations["refit_preview_judge_v1_refit_preview_judge_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/search": {
         parameters: {
             query?: never;
@@ -551,6 +596,89 @@ export interface components {
             deleted_records: number;
         };
         /**
+         * GateFiguresOut
+         * @description The gate on the labelled turns, at one threshold (``recallwise tune gate --json``'s
+         *     ``before`` / ``after``).
+         */
+        GateFiguresOut: {
+            /**
+             * Accuracy
+             * @description share of the turns the gate decided as labelled
+             */
+            accuracy: number;
+            /**
+             * Auc
+             * @description P(a turn that needed memory scores above one that did not)
+             */
+            auc: number | null;
+            /** Brier */
+            brier: number | null;
+            /**
+             * Closed Rate False
+             * @description share of the turns that did not that it closed on
+             */
+            closed_rate_false: number | null;
+            /**
+             * Ece
+             * @description expected calibration error of its p (0: p means what it says)
+             */
+            ece: number | null;
+            /**
+             * N
+             * @description labelled turns graded
+             */
+            n: number;
+            /**
+             * Open Rate True
+             * @description share of the turns that needed memory it opened on
+             */
+            open_rate_true: number | null;
+            /**
+             * Threshold
+             * @description the gate threshold it was graded at
+             */
+            threshold: number;
+        };
+        /**
+         * GateRefitOut
+         * @description What refitting the gate head on the labels would do: the current gate and the refitted one
+         *     on the same labelled turns. Nothing is written.
+         */
+        GateRefitOut: {
+            /** @description the refitted head, at its own threshold (saved with it) */
+            after: components["schemas"]["GateFiguresOut"];
+            /** @description the gate answering now, at its threshold */
+            before: components["schemas"]["GateFiguresOut"];
+            commands: components["schemas"]["RefitCommandsOut"];
+            /**
+             * Graded On
+             * @description what 'after' was graded on: 'out of fold' (each turn by a fit without it)
+             */
+            graded_on: string;
+            /**
+             * Head
+             * @constant
+             */
+            head: "gate";
+            /**
+             * Left Out
+             * @description labelled turns without a label for this head (the other head's only)
+             */
+            left_out: number;
+            /** Notes */
+            notes: string[];
+            /**
+             * Seconds
+             * @description how long the fit took
+             */
+            seconds: number;
+            /**
+             * Turns
+             * @description labelled turns the fit read (this tenant's, labelled for this head)
+             */
+            turns: number;
+        };
+        /**
          * Health
          * @description The reply of ``GET /healthz``.
          */
@@ -586,6 +714,62 @@ export interface components {
              * @description the record's text, as the client's memory returned it
              */
             text: string;
+        };
+        /**
+         * JudgeFiguresOut
+         * @description The judge on the labelled records the policy's search returns for each labelled turn
+         *     (``recallwise tune judge --json``'s ``before`` / ``after``).
+         */
+        JudgeFiguresOut: {
+            /**
+             * Accuracy
+             * @description share of the records judged as labelled, at p 0.5
+             */
+            accuracy: number | null;
+            /**
+             * Auc
+             * @description pooled over every record
+             */
+            auc: number | null;
+            /** Ece */
+            ece: number | null;
+            /** General Turns */
+            general_turns: number;
+            keep_rule: components["schemas"]["KeepRuleOut"];
+            /**
+             * Mean Auc
+             * @description per turn, averaged
+             */
+            mean_auc: number | null;
+            /**
+             * N
+             * @description labelled records graded
+             */
+            n: number;
+            /**
+             * Records Kept Per General Turn
+             * @description records kept per turn with none
+             */
+            records_kept_per_general_turn: number | null;
+            /**
+             * Records Kept Per Request
+             * @description records kept per turn with a record that belongs
+             */
+            records_kept_per_request: number | null;
+            /** Requests */
+            requests: number;
+            /**
+             * Right First
+             * @description share of requests whose best-judged record belongs
+             */
+            right_first: number | null;
+            /**
+             * Right Kept
+             * @description share of a request's records that belong which were kept
+             */
+            right_kept: number | null;
+            /** Turns */
+            turns: number;
         };
         /**
          * JudgeIn
@@ -656,6 +840,45 @@ export interface components {
             kept: number[];
         };
         /**
+         * JudgeRefitOut
+         * @description What refitting the judge head on the labels would do: the current judge and the refitted one
+         *     on the same labelled turns. Nothing is written.
+         */
+        JudgeRefitOut: {
+            /** @description the refitted head, with its own keep threshold */
+            after: components["schemas"]["JudgeFiguresOut"];
+            /** @description the judge answering now, with its keep rule */
+            before: components["schemas"]["JudgeFiguresOut"];
+            commands: components["schemas"]["RefitCommandsOut"];
+            /**
+             * Graded On
+             * @description what 'after' was graded on: 'out of fold' (each turn by a fit without it)
+             */
+            graded_on: string;
+            /**
+             * Head
+             * @constant
+             */
+            head: "judge";
+            /**
+             * Left Out
+             * @description labelled turns without a label for this head (the other head's only)
+             */
+            left_out: number;
+            /** Notes */
+            notes: string[];
+            /**
+             * Seconds
+             * @description how long the fit took
+             */
+            seconds: number;
+            /**
+             * Turns
+             * @description labelled turns the fit read (this tenant's, labelled for this head)
+             */
+            turns: number;
+        };
+        /**
          * JudgeVerdictOut
          * @description The judge's verdict on one candidate.
          */
@@ -673,6 +896,19 @@ export interface components {
             kept: boolean;
             /** Score */
             score: number;
+        };
+        /** KeepRuleOut */
+        KeepRuleOut: {
+            /**
+             * Absolute
+             * @description keep a record with p >= this
+             */
+            absolute: number;
+            /**
+             * Relative
+             * @description and with p >= the turn's best p - this
+             */
+            relative: number | null;
         };
         /** LabelledRecordOut */
         LabelledRecordOut: {
@@ -959,6 +1195,27 @@ export interface components {
             records: components["schemas"]["RecordOut"][];
         };
         /**
+         * RefitCommandsOut
+         * @description The commands that apply the refit, run where the server runs.
+         */
+        RefitCommandsOut: {
+            /**
+             * Export
+             * @description write the labels the preview read to labels.json
+             */
+            export: string;
+            /**
+             * Fit
+             * @description fit the head on them and name it in a threshold config
+             */
+            fit: string;
+            /**
+             * Load
+             * @description start the server with that config: the new head answers
+             */
+            load: string;
+        };
+        /**
          * SearchIn
          * @description The body of ``POST /v1/search`` (ungated, for debugging).
          */
@@ -1069,11 +1326,16 @@ export type EventsIn = components['schemas']['EventsIn'];
 export type EventsOut = components['schemas']['EventsOut'];
 export type ExampleIn = components['schemas']['ExampleIn'];
 export type ForgotActor = components['schemas']['ForgotActor'];
+export type GateFiguresOut = components['schemas']['GateFiguresOut'];
+export type GateRefitOut = components['schemas']['GateRefitOut'];
 export type Health = components['schemas']['Health'];
 export type JudgeCandidateIn = components['schemas']['JudgeCandidateIn'];
+export type JudgeFiguresOut = components['schemas']['JudgeFiguresOut'];
 export type JudgeIn = components['schemas']['JudgeIn'];
 export type JudgeOut = components['schemas']['JudgeOut'];
+export type JudgeRefitOut = components['schemas']['JudgeRefitOut'];
 export type JudgeVerdictOut = components['schemas']['JudgeVerdictOut'];
+export type KeepRuleOut = components['schemas']['KeepRuleOut'];
 export type LabelledRecordOut = components['schemas']['LabelledRecordOut'];
 export type LabelledTurnOut = components['schemas']['LabelledTurnOut'];
 export type LabelsIn = components['schemas']['LabelsIn'];
@@ -1089,6 +1351,7 @@ export type RecordOut = components['schemas']['RecordOut'];
 export type RecordPage = components['schemas']['RecordPage'];
 export type RecordsIn = components['schemas']['RecordsIn'];
 export type RecordsOut = components['schemas']['RecordsOut'];
+export type RefitCommandsOut = components['schemas']['RefitCommandsOut'];
 export type SearchIn = components['schemas']['SearchIn'];
 export type SearchOut = components['schemas']['SearchOut'];
 export type SystemOneIn = components['schemas']['SystemOneIn'];
@@ -2235,6 +2498,172 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeletedRecord"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    refit_preview_gate_v1_refit_preview_gate_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GateRefitOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    refit_preview_judge_v1_refit_preview_judge_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JudgeRefitOut"];
                 };
             };
             /** @description Bad Request */
