@@ -14,10 +14,13 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._renamed import RenamedWarning
 from ..errors import RecallwiseError, UsageError
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = ["emit_json", "fail", "main"]
 
@@ -94,6 +97,17 @@ def _one_line_warnings() -> None:
 def progress_enabled(args: argparse.Namespace) -> bool:
     """Progress bars go to stderr, only on a terminal and never with ``--json``."""
     return not getattr(args, "json", False) and sys.stderr.isatty()
+
+
+def progress_bar(args: argparse.Namespace, total: int | None = None, **options: Any) -> tqdm:
+    """A progress bar on stderr, cleared when done, that draws only when :func:`progress_enabled`.
+
+    Use it as a context manager (it closes on the way out, on errors too). Without a terminal
+    it is tqdm's disabled bar, whose methods do nothing, so callers pass ``bar.update`` as is.
+    """
+    from tqdm import tqdm
+
+    return tqdm(total=total, file=sys.stderr, leave=False, disable=not progress_enabled(args), **options)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ..bench.decision_quality import load_sets, run_decision_quality
-from . import emit_json, progress_enabled
+from . import emit_json, progress_bar
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
@@ -36,29 +35,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     sets = load_sets(args.data)  # every file is read and checked before any model loads
     decider = decider_from_args(args)
-    bar: Any = None
-    if progress_enabled(args):
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=sum(len(t) for t in sets.values()),
-            unit="turn",
-            desc="bench decisions",
-            leave=False,
-            file=sys.stderr,
-        )
-    try:
+    with progress_bar(args, sum(len(t) for t in sets.values()), unit="turn", desc="bench decisions") as bar:
         result = run_decision_quality(
             args.data,
             decider,
             embedder=embedder_from_args(args),
             sets=sets,
-            progress=bar.update if bar is not None else None,
-            on_set=(lambda name: bar.set_postfix_str(name)) if bar is not None else None,
+            progress=bar.update,
+            on_set=bar.set_postfix_str,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     if args.json:
         emit_json(result)
         return 0

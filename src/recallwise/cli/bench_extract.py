@@ -10,13 +10,10 @@ store (records embedded) a 10-message conversation.
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
 
 from ..bench.extract import run_extract_bench
-from ..extraction import EXTRACTORS, make_extractor
-from . import emit_json, progress_enabled
-from .common import add_embedder, add_json, embedder_from_args, table
+from . import emit_json, progress_bar
+from .common import add_embedder, add_extractor, add_json, embedder_from_args, extractor_from_args, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,22 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--data", required=True, metavar="DIR", help="a directory of conversation JSONL files"
     )
-    parser.add_argument(
-        "--extractor",
-        choices=EXTRACTORS,
-        default="rules",
-        help="rules (offline, default), openai (any OpenAI-compatible endpoint) or bedrock",
-    )
-    parser.add_argument(
-        "--model",
-        default=None,
-        help="model name for the openai / bedrock extractors (default none: required there)",
-    )
-    parser.add_argument(
-        "--base-url",
-        default=None,
-        help="endpoint of an OpenAI-compatible server (default: OPENAI_BASE_URL, else api.openai.com)",
-    )
+    add_extractor(parser)
     parser.add_argument(
         "--limit", type=int, default=None, metavar="N", help="only the first N conversations (default all)"
     )
@@ -55,21 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = {"model": args.model, "base_url": args.base_url} if args.extractor != "rules" else {}
-    extractor = make_extractor(args.extractor, **options)
-    bar: Any = None
-    if progress_enabled(args):
-        from tqdm import tqdm
+    extractor = extractor_from_args(args)
+    with progress_bar(args, desc="extract", unit="step") as bar:
 
-        bar = tqdm(desc="extract", unit="step", file=sys.stderr, leave=False)
-
-    def progress(done: int, total: int) -> None:
-        if bar is not None:
+        def progress(done: int, total: int) -> None:
             bar.total = total
             bar.n = done
             bar.refresh()
 
-    try:
         result = run_extract_bench(
             args.data,
             extractor=extractor,
@@ -77,9 +52,6 @@ def run(args: argparse.Namespace) -> int:
             limit=args.limit,
             progress=progress,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     report = result.as_dict()
     if args.json:
         emit_json(report)

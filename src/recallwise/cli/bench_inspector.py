@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
 
 from ..errors import UsageError
 from ..extras import require_extra
-from . import emit_json, progress_enabled
+from . import emit_json, progress_bar
 from .common import add_json, table
 
 
@@ -46,21 +44,13 @@ def run(args: argparse.Namespace) -> int:
     require_extra("serve", "recallwise bench inspector")  # the server it starts needs the service's packages
     from ..bench.inspector import bench_inspector
 
-    bar: Any = None
-    if progress_enabled(args):
-        from tqdm import tqdm
-
-        bar = tqdm(total=args.turns, desc="writing the log", unit="turn", file=sys.stderr, leave=False)
-    try:
+    with progress_bar(args, args.turns, desc="writing the log", unit="turn") as bar:
         result = bench_inspector(
             turns=args.turns,
             repeats=args.repeats,
             refit_labels=args.refit_labels,
-            progress=bar.update if bar is not None else None,
+            progress=bar.update,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     if args.json:
         emit_json(result)
         return 0

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
-
-from tqdm import tqdm
+from typing import Any
 
 from ..bench.locomo import run_locomo, run_locomo_mem0
 from ..errors import UsageError
 from ..policy import EPISODIC_OPTIONS
-from . import emit_json, progress_enabled
+from . import emit_json, progress_bar
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
@@ -117,47 +115,30 @@ def run(args: argparse.Namespace) -> int:
     if args.no_adaptive_budget:
         options["adaptive_budget"] = None
     decider = decider_from_args(args)
-    bar: tqdm | None = None
-
-    def start(total: int) -> None:
-        nonlocal bar
-        if progress_enabled(args):
-            bar = tqdm(total=total, unit="q", desc=f"LoCoMo {args.split}", leave=False, file=sys.stderr)
-
-    if args.via == "mem0":
-        result = run_locomo_mem0(
-            args.data,
-            args.split,
-            decider,
-            top_k=args.top_k,
-            embedder=embedder_from_args(args),
-            policy_options=options,
-            on_start=start,
-            progress=(lambda n: bar.update(n) if bar else None),
-        )
-        if bar is not None:
-            bar.close()
-        if args.json:
-            emit_json(result)
-            return 0
-        _print_mem0(result)
-        return 0
-    result = run_locomo(
-        args.data,
-        args.split,
-        decider,
-        top_k=args.top_k,
-        layout=args.layout,
-        embedder=embedder_from_args(args),
-        route=args.route,
-        policy_options=options,
-        on_start=start,
-        progress=(lambda n: bar.update(n) if bar else None),
-    )
-    if bar is not None:
-        bar.close()
+    with progress_bar(args, unit="q", desc=f"LoCoMo {args.split}") as bar:
+        common: dict[str, Any] = {
+            "embedder": embedder_from_args(args),
+            "policy_options": options,
+            "on_start": lambda total: bar.reset(total=total),
+            "progress": bar.update,
+        }
+        if args.via == "mem0":
+            result = run_locomo_mem0(args.data, args.split, decider, top_k=args.top_k, **common)
+        else:
+            result = run_locomo(
+                args.data,
+                args.split,
+                decider,
+                top_k=args.top_k,
+                layout=args.layout,
+                route=args.route,
+                **common,
+            )
     if args.json:
         emit_json(result)
+        return 0
+    if args.via == "mem0":
+        _print_mem0(result)
         return 0
     s, g = result["stock"], result["gated"]
     if g.get("decider_errors"):

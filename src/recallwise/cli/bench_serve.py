@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
 
 from ..errors import UsageError
 from ..extras import EXTRA_MODULES, require_extra
-from . import emit_json, progress_enabled
+from . import emit_json, progress_bar
 from .common import add_json
 
 
@@ -43,12 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.write_every < 1:
         raise UsageError("--write-every must be at least 1")
-    bar: Any = None
-    if progress_enabled(args):
-        from tqdm import tqdm
-
-        bar = tqdm(total=args.sessions * args.turns, desc="turns", unit="turn", file=sys.stderr, leave=False)
-    try:
+    with progress_bar(args, args.sessions * args.turns, desc="turns", unit="turn") as bar:
         result = bench_serve(
             sessions=args.sessions,
             turns=args.turns,
@@ -56,11 +49,8 @@ def run(args: argparse.Namespace) -> int:
             store=args.store,
             write_every=args.write_every,
             max_batch=args.max_batch,
-            progress=bar.update if bar is not None else None,
+            progress=bar.update,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     if args.json:
         emit_json(result)
         return 0

@@ -10,6 +10,7 @@ from typing import Any
 from ..deciders import Decider, from_spec
 from ..embeddings import Embedder, make_embedder
 from ..errors import UsageError
+from ..extraction import EXTRACTORS, Extractor, make_extractor
 from ..stores import MemoryStore, open_store
 
 DEFAULT_STORE = "sqlite:///recallwise-demo.db"
@@ -51,6 +52,31 @@ def add_embedder(parser: argparse.ArgumentParser, what: str = "the store's recor
         help=f"embedding model for {what}: minilm-l6 (default), multilingual, onnx:/dir, "
         "sentence-transformers:/dir, or any registered name",
     )
+
+
+def add_extractor(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--extractor",
+        choices=EXTRACTORS,
+        default="rules",
+        help="rules (offline, default), openai (any OpenAI-compatible endpoint) or bedrock",
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model name for the openai / bedrock extractors (default none: required there)",
+    )
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        help="endpoint of an OpenAI-compatible server (default: OPENAI_BASE_URL, else api.openai.com)",
+    )
+
+
+def extractor_from_args(args: argparse.Namespace) -> Extractor:
+    """The extractor ``--extractor`` names; ``--model`` and ``--base-url`` go to the model-backed ones."""
+    options = {"model": args.model, "base_url": args.base_url} if args.extractor != "rules" else {}
+    return make_extractor(args.extractor, **options)
 
 
 def embedder_from_args(args: argparse.Namespace) -> Embedder | None:

@@ -30,13 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidIdError, UsageError
-from ..extraction import EXTRACTORS, make_extractor
 from ..extraction.pipeline import ExtractionResult, extract_and_store
 from ..policy.policy import message_text
 from ..records import Event, validate_id
 from ..stores.urls import redact_url
 from . import emit_json, progress_enabled
-from .common import add_embedder, add_json, add_store, store_from_args
+from .common import add_embedder, add_extractor, add_json, add_store, extractor_from_args, store_from_args
 
 ROLES = ("user", "assistant", "tool", "system", "other")
 
@@ -55,22 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_store(parser)
     add_embedder(parser)
-    parser.add_argument(
-        "--extractor",
-        choices=EXTRACTORS,
-        default="rules",
-        help="rules (offline, default), openai (any OpenAI-compatible endpoint) or bedrock",
-    )
-    parser.add_argument(
-        "--model",
-        default=None,
-        help="model name for the openai / bedrock extractors (default none: required there)",
-    )
-    parser.add_argument(
-        "--base-url",
-        default=None,
-        help="endpoint of an OpenAI-compatible server (default: OPENAI_BASE_URL, else api.openai.com)",
-    )
+    add_extractor(parser)
     add_json(parser)
     parser.set_defaults(func=run)
 
@@ -174,8 +158,7 @@ def parse_lines(path: Path, actor: str) -> tuple[list[Event], list[dict[str, Any
 def run(args: argparse.Namespace) -> int:
     actor = validate_id(args.actor, "--actor")
     path = Path(args.file)
-    options = {"model": args.model, "base_url": args.base_url} if args.extractor != "rules" else {}
-    extractor = make_extractor(args.extractor, **options)  # a bad extractor fails before anything is read
+    extractor = extractor_from_args(args)  # a bad extractor fails before anything is read
     events, errors, lines = parse_lines(path, actor)
     for error in errors if not args.json else []:
         sys.stderr.write(f"{path}:{error['line']}: {error['error']}\n")

@@ -28,7 +28,7 @@ from ..tuning import (
 from ..tuning.candidates import Role, WordingCandidate
 from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
 from ..tuning.heads import OPEN_RATE, RECORDS_PER_REQUEST
-from . import emit_json, progress_enabled
+from . import emit_json, progress_bar
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 if TYPE_CHECKING:
@@ -119,9 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE.jsonl",
         help="gate labels whose false rows are the non-memory messages (default: the shipped bank)",
     )
-    add_decider(named)
-    add_embedder(named, "the embedded decider (and the LoCoMo stores)")
-    named.set_defaults(embedder_for_decider=True)
+    _decider_flags(named, "the embedded decider (and the LoCoMo stores)")
     add_json(named)
     named.add_argument(
         "--write-config",
@@ -244,15 +242,20 @@ def _fit_mode(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "fit", None) or getattr(args, "from_log", None))
 
 
+def _decider_flags(parser: argparse.ArgumentParser, embedder_for: str) -> None:
+    """--decider and --url, and --embedder as the embedded decider's model (tune has no store)."""
+    add_decider(parser)
+    add_embedder(parser, embedder_for)
+    parser.set_defaults(embedder_for_decider=True)
+
+
 def _common(parser: argparse.ArgumentParser, role: Role) -> None:
     parser.add_argument(
         "--candidates",
         metavar="FILE",
         help="YAML or JSON file of named questions (default: the shipped wording and contrasting ones)",
     )
-    add_decider(parser)
-    add_embedder(parser, "the embedded decider")
-    parser.set_defaults(embedder_for_decider=True)
+    _decider_flags(parser, "the embedded decider")
     add_json(parser)
     parser.add_argument(
         "--report",
@@ -305,14 +308,6 @@ def _prepare(args: argparse.Namespace) -> tuple[list[WordingCandidate], str, Dec
     return candidates, default, decider
 
 
-def _progress(args: argparse.Namespace, total: int, unit: str) -> Any:
-    if not progress_enabled(args):
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit=unit, file=sys.stderr, leave=False, desc="asking")
-
-
 def run_gate(args: argparse.Namespace) -> int:
     """``tune gate`` and ``tune follow-up``: one yes/no question over labelled messages."""
     if args.role == "gate" and _fit_mode(args):
@@ -324,28 +319,16 @@ def run_gate(args: argparse.Namespace) -> int:
             raise UsageError("tune gate needs --labels FILE (compare wordings) or --fit DATA (fit a head)")
     labels = load_labels(args.labels, FOLLOW_UP_FILE if args.role == "follow_up" else GATE_FILE)
     candidates, default, decider = _prepare(args)
-    bar = _progress(args, labels.n, "utterance")
-    try:
-        result = tune_gate(
-            decider, labels, candidates, default=default, progress=bar.update if bar else None, role=args.role
-        )
-    finally:
-        if bar is not None:
-            bar.close()
+    with progress_bar(args, labels.n, unit="utterance", desc="asking") as bar:
+        result = tune_gate(decider, labels, candidates, default=default, progress=bar.update, role=args.role)
     return _finish(args, result, decider)
 
 
 def run_validator(args: argparse.Namespace) -> int:
     cases = load_cases(args.cases)
     candidates, default, decider = _prepare(args)
-    bar = _progress(args, len(cases.cases), "query")
-    try:
-        result = tune_validator(
-            decider, cases, candidates, default=default, progress=bar.update if bar else None
-        )
-    finally:
-        if bar is not None:
-            bar.close()
+    with progress_bar(args, len(cases.cases), unit="query", desc="asking") as bar:
+        result = tune_validator(decider, cases, candidates, default=default, progress=bar.update)
     return _finish(args, result, decider)
 
 
@@ -375,14 +358,10 @@ def run_keep(args: argparse.Namespace) -> int:
         raise UsageError("--max-records must be at least 1")
     if args.recall_tolerance < 0:
         raise UsageError("--recall-tolerance must be >= 0")
-    bar = _progress(args, len(SPLITS[args.split]) * len(depths), "conversation x depth")
-    try:
-        judged, thresholds = judge_split(
-            args.locomo, args.split, depths=depths, progress=bar.update if bar else None
-        )
-    finally:
-        if bar is not None:
-            bar.close()
+    with progress_bar(
+        args, len(SPLITS[args.split]) * len(depths), unit="conversation x depth", desc="asking"
+    ) as bar:
+        judged, thresholds = judge_split(args.locomo, args.split, depths=depths, progress=bar.update)
     result = fit_depths(judged, thresholds=thresholds, cap=args.max_records, tolerance=args.recall_tolerance)
     result["shipped"] = {
         "gated_top_k": GATED_TOP_K["embedded"],
@@ -450,19 +429,15 @@ def run_named_gate(args: argparse.Namespace) -> int:
     decider = decider_from_args(args)
     if decider is None:
         raise UsageError("tuning needs a decider; 'none' is the ungated stock behaviour")
-    bar = _progress(args, len(SPLITS[args.split]), "conversation")
-    try:
+    with progress_bar(args, len(SPLITS[args.split]), unit="conversation", desc="asking") as bar:
         fit = fit_named_gate(
             args.locomo,
             decider,
             split=args.split,
             negatives_path=args.negatives,
             embedder=embedder_from_args(args),
-            progress=bar.update if bar else None,
+            progress=bar.update,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     note = ""
     if args.write_config:
         data = f"LoCoMo {args.split} + {fit.negatives_source}"
@@ -773,8 +748,7 @@ def run_fit(args: argparse.Namespace) -> int:
     total = len(turns) + (len(calibration) if calibration else 0)
     if role == "gate":  # the gate's work is embedding every message in each model's space
         total *= 2 if current.multilingual_decider() is not None else 1
-    bar = _progress(args, total, "message" if role == "gate" else "turn")
-    try:
+    with progress_bar(args, total, unit="message" if role == "gate" else "turn", desc="asking") as bar:
         fit = fit_head(
             role,
             turns,
@@ -784,12 +758,9 @@ def run_fit(args: argparse.Namespace) -> int:
             calibration=calibration,
             open_rate=getattr(args, "open_rate", OPEN_RATE),
             records_per_request=getattr(args, "records_per_request", RECORDS_PER_REQUEST),
-            progress=bar.update if bar else None,
+            progress=bar.update,
             provenance=provenance,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     fit.notes[:0] = data_notes
     written: dict[str, str | None] = {"head": None, "config": None}
     if args.write_head:
