@@ -1,12 +1,18 @@
-"""Text hygiene shared by every layer: clean text, and saying why a JSON text did not parse."""
+"""Text hygiene shared by every layer: clean text, reading a user's file, and saying why a JSON
+text did not parse."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
+from pathlib import Path
+from typing import Any
 
-__all__ = ["clean_text", "json_failure"]
+from .errors import UsageError
+
+__all__ = ["clean_text", "json_failure", "loads_json_file", "read_user_file"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -57,3 +63,25 @@ def json_failure(text: str, exc: ValueError | RecursionError) -> tuple[int | Non
                 break
     line = text.count("\n", 0, culprit) + 1 if culprit is not None else None
     return line, "nested too deeply" if deep else str(exc).split(";")[0]
+
+
+def read_user_file(path: str | os.PathLike[str], what: str) -> str:
+    """The UTF-8 text of the user's file ``path``, a ``what`` (say "threshold config"); a missing or
+    unreadable one is a :class:`UsageError` naming the file and what it should have been."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such {what}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read {what}: {exc}") from None
+
+
+def loads_json_file(text: str, where: str) -> Any:
+    """``json.loads(text)`` of a whole file; one that does not parse is a :class:`UsageError`
+    naming ``where``, the line (when :func:`json_failure` finds it) and the problem."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
+        line, problem = json_failure(text, exc)
+        at = f"{where} line {line}" if line is not None else where
+        raise UsageError(f"{at}: not valid JSON ({problem})") from None

@@ -34,7 +34,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -43,7 +43,7 @@ from .._renamed import OLD_CONFIG_FORMAT
 from ..deciders import BaseDecider, default_threshold
 from ..deciders.heads import Head, file_sha256, read_head
 from ..errors import UsageError
-from ..text import json_failure
+from ..text import json_failure, loads_json_file, read_user_file
 
 __all__ = [
     "CONFIG_ENV",
@@ -178,89 +178,85 @@ class ThresholdConfig:
             raise UsageError(
                 f"{where}: not a recallwise threshold config (expected format {CONFIG_FORMAT!r})"
             )
-        table = document.get("thresholds")
-        if not isinstance(table, Mapping):
-            raise UsageError(f"{where}: 'thresholds' must be an object {{backend: {{role: ...}}}}")
         config = cls()
-        for backend, roles in table.items():
-            if not isinstance(roles, Mapping):
-                raise UsageError(f"{where}: thresholds[{backend!r}] must be an object {{role: ...}}")
-            for role, entry in roles.items():
-                at = f"{where}: thresholds[{backend!r}][{role!r}]"
-                if role not in ROLES:
-                    raise UsageError(f"{at}: unknown role; known: {', '.join(ROLES)}")
-                if not isinstance(entry, Mapping):
-                    raise UsageError(f"{at}: expected an object with 'value', 'data_sha256', 'n', 'date'")
-                value = entry.get("value")
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise UsageError(f"{at}: 'value' must be a number, got {value!r}")
-                for name in ("data_sha256", "date"):
-                    if not isinstance(entry.get(name), str):
-                        raise UsageError(f"{at}: missing {name!r}: a threshold without its data is not a fit")
-                n = entry.get("n")
-                if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                    raise UsageError(f"{at}: 'n' must be a positive integer, got {n!r}")
-                config.set(
-                    str(backend),
-                    str(role),
-                    FittedThreshold(
-                        value=float(value),
-                        data=str(entry.get("data", "")),
-                        data_sha256=entry["data_sha256"],
-                        n=n,
-                        date=entry["date"],
-                        question=str(entry.get("question", "shipped")),
-                        fit=str(entry.get("fit", "")),
-                    ),
-                )
-        heads = document.get("heads", {})
-        if not isinstance(heads, Mapping):
-            raise UsageError(f"{where}: 'heads' must be an object {{backend: {{role: ...}}}}")
-        for backend, roles in heads.items():
-            if not isinstance(roles, Mapping):
-                raise UsageError(f"{where}: heads[{backend!r}] must be an object {{role: ...}}")
-            for role, entry in roles.items():
-                at = f"{where}: heads[{backend!r}][{role!r}]"
-                if role not in HEAD_ROLES:
-                    raise UsageError(f"{at}: unknown head role; known: {', '.join(HEAD_ROLES)}")
-                if not isinstance(entry, Mapping):
-                    raise UsageError(f"{at}: expected an object with 'path', 'sha256', 'n', 'date'")
-                for name in ("path", "sha256", "date"):
-                    if not isinstance(entry.get(name), str) or not entry[name]:
-                        raise UsageError(f"{at}: missing {name!r}")
-                n = entry.get("n")
-                if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                    raise UsageError(f"{at}: 'n' must be a positive integer, got {n!r}")
-                config.set_head(
-                    str(backend),
-                    str(role),
-                    FittedHead(
-                        path=entry["path"],
-                        sha256=entry["sha256"],
-                        n=n,
-                        date=entry["date"],
-                        data=str(entry.get("data", "")),
-                        fit=str(entry.get("fit", "")),
-                    ),
-                )
+        thresholds = document.get("thresholds")
+        fields = ("value", "data_sha256", "n", "date")
+        for backend, role, entry, at in _fitted_entries(
+            where, thresholds, "thresholds", ROLES, "role", fields
+        ):
+            value = entry.get("value")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UsageError(f"{at}: 'value' must be a number, got {value!r}")
+            for name in ("data_sha256", "date"):
+                if not isinstance(entry.get(name), str):
+                    raise UsageError(f"{at}: missing {name!r}: a threshold without its data is not a fit")
+            config.set(
+                backend,
+                role,
+                FittedThreshold(
+                    value=float(value),
+                    data=str(entry.get("data", "")),
+                    data_sha256=entry["data_sha256"],
+                    n=_fit_size(at, entry),
+                    date=entry["date"],
+                    question=str(entry.get("question", "shipped")),
+                    fit=str(entry.get("fit", "")),
+                ),
+            )
+        heads, fields = document.get("heads", {}), ("path", "sha256", "n", "date")
+        for backend, role, entry, at in _fitted_entries(
+            where, heads, "heads", HEAD_ROLES, "head role", fields
+        ):
+            for name in ("path", "sha256", "date"):
+                if not isinstance(entry.get(name), str) or not entry[name]:
+                    raise UsageError(f"{at}: missing {name!r}")
+            config.set_head(
+                backend,
+                role,
+                FittedHead(
+                    path=entry["path"],
+                    sha256=entry["sha256"],
+                    n=_fit_size(at, entry),
+                    date=entry["date"],
+                    data=str(entry.get("data", "")),
+                    fit=str(entry.get("fit", "")),
+                ),
+            )
         return config
+
+
+def _fitted_entries(
+    where: str, table: Any, section: str, known: Collection[str], kind: str, fields: Sequence[str]
+) -> Iterator[tuple[str, str, Mapping[str, Any], str]]:
+    """(backend, role, entry, where the entry is) of a config section ``{backend: {role: entry}}``
+    (``thresholds`` and ``heads`` share the layout); a malformed layout, an unknown role or an
+    entry that is not an object is a :class:`UsageError` naming it."""
+    if not isinstance(table, Mapping):
+        raise UsageError(f"{where}: '{section}' must be an object {{backend: {{role: ...}}}}")
+    for backend, roles in table.items():
+        if not isinstance(roles, Mapping):
+            raise UsageError(f"{where}: {section}[{backend!r}] must be an object {{role: ...}}")
+        for role, entry in roles.items():
+            at = f"{where}: {section}[{backend!r}][{role!r}]"
+            if role not in known:
+                raise UsageError(f"{at}: unknown {kind}; known: {', '.join(known)}")
+            if not isinstance(entry, Mapping):
+                raise UsageError(f"{at}: expected an object with {', '.join(map(repr, fields))}")
+            yield str(backend), str(role), entry, at
+
+
+def _fit_size(at: str, entry: Mapping[str, Any]) -> int:
+    """The entry's ``n``: how many labelled items the fit saw."""
+    n = entry.get("n")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise UsageError(f"{at}: 'n' must be a positive integer, got {n!r}")
+    return n
 
 
 def read_config(path: ConfigPath) -> ThresholdConfig:
     """Read a threshold config; a missing or malformed file is a :class:`UsageError` naming it."""
     where = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{where}: no such threshold config") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{where}: cannot read threshold config: {exc}") from None
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        line, problem = json_failure(text, exc)
-        at = f"{where} line {line}" if line is not None else where
-        raise UsageError(f"{at}: not valid JSON ({problem})") from None
+    document = loads_json_file(read_user_file(path, "threshold config"), where)
     config = ThresholdConfig.from_dict(document, where)
     config.path = Path(path)
     return config

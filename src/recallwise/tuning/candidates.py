@@ -31,7 +31,6 @@ shipped gate examples.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -53,7 +52,7 @@ from ..policy.wording import (
     gate_question,
     judge_question,
 )
-from ..text import json_failure
+from ..text import json_failure, loads_json_file, read_user_file
 
 __all__ = [
     "Role",
@@ -237,19 +236,9 @@ def default_candidates(role: Role) -> list[WordingCandidate]:
 def load_candidates(path: str | Path, role: Role) -> tuple[list[WordingCandidate], str]:
     """Read a YAML or JSON candidate file: (candidates, name of the default candidate)."""
     where = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{where}: no such candidate file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{where}: cannot read candidate file: {exc}") from None
+    text = read_user_file(path, "candidate file")
     if where.endswith(".json"):
-        try:
-            document = json.loads(text)
-        except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
-            failed_at, problem = json_failure(text, exc)
-            at = f"{where} line {failed_at}" if failed_at is not None else where
-            raise UsageError(f"{at}: not valid JSON ({problem})") from None
+        document = loads_json_file(text, where)
     else:
         try:
             document = yaml.safe_load(text)

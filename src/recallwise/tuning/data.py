@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..records import render_text
-from ..text import json_failure
+from ..text import json_failure, loads_json_file
 
 __all__ = [
     "BUILTIN_SETS",
@@ -226,12 +226,7 @@ def _key_token(value: str) -> list[str]:
 
 def parse_cases(text: str, source: str = "<cases>", sha256: str | None = None) -> CaseSet:
     """Validate a validator case file; every problem names ``source``, the case and its line."""
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
-        failed_at, problem = json_failure(text, exc)
-        place = f"{source} line {failed_at}" if failed_at is not None else source
-        raise UsageError(f"{place}: not valid JSON ({problem})") from None
+    document = loads_json_file(text, source)
     if not isinstance(document, dict):
         raise UsageError(f"{source}: expected an object with 'records' and 'cases'")
     for field in ("records", "cases"):
