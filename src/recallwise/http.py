@@ -82,6 +82,30 @@ class HttpSettings:
         if self.retries < 0 or self.pool_size < 1:
             raise ValueError("retries must be >= 0 and pool_size >= 1")
 
+    @classmethod
+    def for_client(
+        cls,
+        service: str,
+        *,
+        timeout: float,
+        connect_timeout: float,
+        retries: int,
+        pool_size: int,
+        retry_disconnects: bool = True,
+    ) -> HttpSettings:
+        """The settings a client's keywords ask for (``timeout`` is the total); a value out of
+        range is a :class:`UsageError` naming ``service``."""
+        try:
+            return cls(
+                total_timeout=float(timeout),
+                connect_timeout=float(connect_timeout),
+                retries=int(retries),
+                retry_disconnects=retry_disconnects,
+                pool_size=int(pool_size),
+            )
+        except ValueError as exc:
+            raise UsageError(f"{service}: {exc}") from exc
+
 
 @dataclass(frozen=True)
 class ErrorTypes:

@@ -192,15 +192,13 @@ class LLMDecider(BaseDecider):
         self.concurrency = int(concurrency)
         self.top_logprobs = int(top_logprobs)
         self.max_state_chars = max_state_chars
-        try:
-            settings = HttpSettings(
-                total_timeout=float(timeout),
-                connect_timeout=float(connect_timeout),
-                retries=int(retries),
-                pool_size=self.concurrency,
-            )
-        except ValueError as exc:
-            raise UsageError(f"llm: {exc}") from exc
+        settings = HttpSettings.for_client(
+            "llm",
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retries=retries,
+            pool_size=self.concurrency,
+        )
         self._http = JsonClient(self.name, settings, transport=transport)
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()

@@ -73,16 +73,14 @@ class SystemOneDecider(BaseDecider):
         self.api_key = api_key if api_key is not None else os.environ.get(self.key_env)
         self.model = model or os.environ.get(self.model_env) or self.default_model
         self.max_state_chars = max_state_chars
-        try:
-            settings = HttpSettings(
-                total_timeout=float(timeout),
-                connect_timeout=float(connect_timeout),
-                retries=int(retries),
-                retry_disconnects=self.retry_disconnects,
-                pool_size=int(pool_size),
-            )
-        except ValueError as exc:
-            raise UsageError(f"{self.name}: {exc}") from exc
+        settings = HttpSettings.for_client(
+            self.name,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retries=retries,
+            pool_size=pool_size,
+            retry_disconnects=self.retry_disconnects,
+        )
         self._http = JsonClient(self.name, settings, transport=transport)
 
     def _endpoint(self, base: str) -> str:
