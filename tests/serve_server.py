@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from recallwise.bench.serve import ServeProcess
 
 
-@dataclass
-class Server:
-    url: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def stderr(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
+class Server(ServeProcess):
+    """A ``recallwise serve`` process (:class:`recallwise.bench.serve.ServeProcess`) with an HTTP client."""
 
     def client(self, key: str | None = None, **kwargs: object) -> httpx.Client:
         headers = {"authorization": f"Bearer {key}"} if key else {}
@@ -39,36 +23,12 @@ class Server:
 @contextmanager
 def serve(store: str, *args: str, log_dir: Path, timeout_s: float = 90.0) -> Iterator[Server]:
     """Start ``recallwise serve --store STORE ARGS`` and wait until ``/readyz`` answers 200."""
-    port = free_port()
-    log = log_dir / f"serve-{port}.log"
-    command: Sequence[str] = [
-        sys.executable, "-m", "recallwise", "serve", "--store", store, "--port", str(port), *args
-    ]  # fmt: skip
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
-    server = Server(f"http://127.0.0.1:{port}", process, log)
+    server = Server(store, args, log_dir)
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"recallwise serve exited {process.returncode}: {server.stderr()[-800:]}")
-            try:
-                if httpx.get(server.url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"recallwise serve not ready in {timeout_s} s: {server.stderr()[-800:]}")
-            time.sleep(0.2)
+        server.wait_ready(timeout_s)
         yield server
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        server.stop()
 
 
 @contextmanager

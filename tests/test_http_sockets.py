@@ -8,12 +8,12 @@ retry rule depends on -- is what is tested.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from recallwise.bench.serve import free_port  # nothing listens on it: connections are refused
 from recallwise.deciders.llm import LLMDecider
 from recallwise.deciders.openrouter import OpenRouterDecider
 from recallwise.deciders.systemone import SystemOneDecider
@@ -25,12 +25,6 @@ QUESTIONS = {
     "gate": {"type": "noul", "instructions": "Is this about tea?"},
     "topic": {"type": "choice", "instructions": "Topic?", "criteria": {"tea": "", "code": ""}},
 }
-
-
-def _dead_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # closed when the block ends: connections are refused
 
 
 @pytest.fixture(scope="module")
@@ -134,14 +128,14 @@ def test_the_extractor_does_not_resend_a_request_either() -> None:
 
 
 def test_connection_refused_is_unavailable() -> None:
-    decider = SystemOneDecider(f"http://127.0.0.1:{_dead_port()}", retries=1)
+    decider = SystemOneDecider(f"http://127.0.0.1:{free_port()}", retries=1)
     with pytest.raises(DeciderUnavailable, match="cannot connect") as info:
         decider.ask("tea", QUESTIONS)
     assert info.value.backend_kind == "connect_error"
 
 
 def test_the_extractor_names_a_refused_connection() -> None:
-    chat = OpenAIChat("tiny", base_url=f"http://127.0.0.1:{_dead_port()}/v1")
+    chat = OpenAIChat("tiny", base_url=f"http://127.0.0.1:{free_port()}/v1")
     with pytest.raises(ExtractionError, match=r"cannot connect to http://127\.0\.0\.1") as info:
         chat.complete("system", "user")
     assert info.value.backend_kind == "connect_error"  # type: ignore[attr-defined]
@@ -184,7 +178,7 @@ def test_sagemaker_connection_refused_is_unavailable() -> None:
         endpoint_name="e",
         region="us-east-1",
         session=_sagemaker_session(),
-        endpoint_url=f"http://127.0.0.1:{_dead_port()}",
+        endpoint_url=f"http://127.0.0.1:{free_port()}",
         retries=1,
     )
     with pytest.raises(DeciderUnavailable, match="cannot connect"):

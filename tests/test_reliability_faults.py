@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import numpy as np
 import pytest
 
 from recallwise import MemoryRecord, RecallPolicy
+from recallwise.bench.serve import free_port  # nothing listens on it: connections are refused
 from recallwise.deciders import EmbeddedDecider
 from recallwise.deciders.systemone import SystemOneDecider
 from recallwise.embeddings import HashingEmbedder
@@ -75,12 +75,6 @@ def _assert_reported_first(stats: RecallStats, kind: str) -> None:
     assert kind in first, first
 
 
-def _dead_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # closed when the block ends: connections are refused
-
-
 @pytest.fixture
 def s1_server() -> Iterator[WireFake]:
     """The systemone fake on a real socket: slow answers need one."""
@@ -92,7 +86,7 @@ def s1_server() -> Iterator[WireFake]:
 
 
 def test_decider_down_connection_refused_fails_open_within_budget(seeded: SQLiteStore) -> None:
-    decider = SystemOneDecider(f"http://127.0.0.1:{_dead_port()}", timeout=5.0, retries=2)
+    decider = SystemOneDecider(f"http://127.0.0.1:{free_port()}", timeout=5.0, retries=2)
     policy = RecallPolicy(seeded, decider=decider, namespaces=NS, decider_timeout_s=1.0)
     recall, elapsed = _timed_recall(policy)
     _assert_failed_open(recall)
@@ -213,7 +207,7 @@ def test_an_answer_object_of_the_wrong_type_fails_open(seeded: SQLiteStore) -> N
 
 
 async def test_arecall_fails_open_too(seeded: SQLiteStore) -> None:
-    decider = SystemOneDecider(f"http://127.0.0.1:{_dead_port()}", timeout=2.0)
+    decider = SystemOneDecider(f"http://127.0.0.1:{free_port()}", timeout=2.0)
     policy = RecallPolicy(seeded, decider=decider, namespaces=NS, decider_timeout_s=1.0)
     recalls = await asyncio.gather(*(policy.arecall(MESSAGE, actor_id=ACTOR) for _ in range(4)))
     for recall in recalls:

@@ -13,10 +13,11 @@ import uuid
 import httpx
 import pytest
 
+from recallwise.bench.serve import free_port
 from recallwise.demo import seed_persona
 from recallwise.serve.auth import Keyring, add_key, digest
 from recallwise.stores import open_store
-from serve_server import free_port, serve
+from serve_server import serve
 from wire_servers import systemone_server
 
 pytest.importorskip("fastapi")

@@ -19,9 +19,10 @@ import httpx
 import pytest
 
 from bad_values import assert_each_refused_naming_its_field, strict_json
+from recallwise.bench.serve import free_port
 from recallwise.serve.auth import add_key
 from recallwise.stores import open_store
-from serve_server import free_port, serve
+from serve_server import serve
 
 pytest.importorskip("fastapi")
 pytestmark = pytest.mark.slow

@@ -37,7 +37,7 @@ from ..errors import UsageError
 from ..policy import DecisionLog, RecallPolicy
 from ..policy.trace import Trace
 from ..stores import open_store
-from .serve import _Replica
+from .serve import ServeProcess
 from .timing import p50
 
 __all__ = ["TARGET_MS", "bench_inspector", "refit_messages", "time_refit", "write_refit_turns"]
@@ -236,7 +236,7 @@ def bench_inspector(
             write_refit_turns(store, log, f"{TENANTS[0]}:refit-user", refit_labels)
         keys = folder / "keys.yaml"
         key = add_key(keys, tenant=TENANTS[0], scopes=["admin"], label="bench")
-        replica = _Replica(store, keys, folder / "serve.log", ["--log", str(log)])
+        replica = ServeProcess(store, ["--keys", str(keys), "--log", str(log)], folder)
         try:
             replica.wait_ready()
             with httpx.Client(

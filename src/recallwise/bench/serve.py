@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,10 +90,57 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback TCP port free right now (nothing listens on it once this returns)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class ServeProcess:
+    """A real ``recallwise serve --store STORE --port PORT ARGS`` process on a free loopback port,
+    its stderr in ``log_dir/NAME-PORT.log`` (the bench's replicas, and the service's tests)."""
+
+    def __init__(self, store: str, args: Sequence[str], log_dir: Path, name: str = "serve") -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log_dir / f"{name}-{self.port}.log"
+        command = [sys.executable, "-m", "recallwise", "serve", "--store", store, "--port", str(self.port)]
+        command += args
+        with self.log.open("wb") as sink:
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
+
+    def stderr(self) -> str:
+        """What the server wrote to stderr so far."""
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        """Wait until ``/readyz`` answers 200; a server that exits or is not ready in time is a
+        :class:`UsageError` quoting the end of its stderr."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise UsageError(f"recallwise serve exited {self.process.returncode}: {self.stderr()[-800:]}")
+            try:
+                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise UsageError(
+            f"recallwise serve on {self.url} not ready in {timeout_s:.0f} s: {self.stderr()[-800:]}"
+        )
+
+    def stop(self) -> int:
+        """SIGTERM (a graceful drain), a kill after 40 s; the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return int(self.process.returncode or 0)
 
 
 @dataclass
@@ -148,39 +195,6 @@ class _Load:
                 stage: round(statistics.median(values), 2) for stage, values in sorted(self.stages_ms.items())
             },
         }
-
-
-class _Replica:
-    def __init__(self, store: str, keys: Path, log: Path, extra: list[str]) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [sys.executable, "-m", "recallwise", "serve", "--store", store, "--port", str(self.port)]
-        command += ["--keys", str(keys), *extra]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log.open("w"))
-
-    def wait_ready(self, timeout_s: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise UsageError(f"recallwise serve exited: {self.log.read_text()[-400:].strip()}")
-            try:
-                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise UsageError(f"recallwise serve on {self.url} was not ready after {timeout_s:.0f} s")
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return int(self.process.returncode or 0)
 
 
 def _embed_texts_counted(base: str, key: str) -> float:
@@ -238,7 +252,7 @@ def bench_serve(
     else:
         schema = f"rw_bench_serve_{os.getpid()}"
         url = store + ("&" if "?" in store else "?") + f"schema={schema}"
-    replicas_started: list[_Replica] = []
+    replicas_started: list[ServeProcess] = []
     try:
         keys_file = work / "keys.yaml"
         keys = {
@@ -260,7 +274,9 @@ def bench_serve(
 
         extra = ["--max-batch", str(max_batch)]
         for i in range(replicas):
-            replicas_started.append(_Replica(url, keys_file, work / f"replica{i}.log", extra))
+            replicas_started.append(
+                ServeProcess(url, ["--keys", str(keys_file), *extra], work, f"replica{i}")
+            )
         for replica in replicas_started:
             replica.wait_ready()
         plan = _plan(sessions, turns, actors)
@@ -326,7 +342,7 @@ def _plan(sessions: int, turns: int, actors: list[str]) -> list[tuple[str, str, 
 
 
 async def _drive(
-    replicas: list[_Replica],
+    replicas: list[ServeProcess],
     keys: dict[str, str],
     plan: list[tuple[str, str, str, list[str]]],
     write_every: int,
@@ -406,7 +422,7 @@ async def _drive(
     return load
 
 
-async def _idle(replica: _Replica, key: str, actor: str, count: int = 40) -> dict[str, float]:
+async def _idle(replica: ServeProcess, key: str, actor: str, count: int = 40) -> dict[str, float]:
     """Sequential recalls, one at a time, on an otherwise idle server."""
     samples = []
     async with httpx.AsyncClient(timeout=30.0) as client:
