@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     if args.via == "mem0":
         _print_mem0(result)
         return 0
-    s, g = result["stock"], result["gated"]
+    g = result["gated"]
     if g.get("decider_errors"):
         print(f"WARNING: {g['decider_errors']} decider errors; those questions failed open.")
     print(
@@ -149,13 +149,7 @@ def run(args: argparse.Namespace) -> int:
         f"decider {result['decider']}, embedder {result['embedder']}, layout {result['layout']}, "
         f"top-k {result['top_k']} (gated arm: {result['gated_top_k']})\n"
     )
-    rows = [
-        ("evidence recall", s["recall"], g["recall"]),
-        ("any evidence hit", s["any_hit"], g["any_hit"]),
-        ("records / question", s["records_per_question"], g["records_per_question"]),
-        (f"tokens / question ({result['tokenizer']})", s["tokens_per_question"], g["tokens_per_question"]),
-    ]
-    print(table(rows, ["", "stock", "gated"]))
+    print(table(_arm_rows(result), ["", "stock", "gated"]))
     keep = result["gated_keep"]
     episodic = [
         name
@@ -183,6 +177,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _arm_rows(result: dict) -> list[tuple[str, Any, Any]]:
+    """The figures both ways of running the bench report, stock arm beside gated arm."""
+    s, g = result["stock"], result["gated"]
+    return [
+        ("evidence recall", s["recall"], g["recall"]),
+        ("any evidence hit", s["any_hit"], g["any_hit"]),
+        ("records / question", s["records_per_question"], g["records_per_question"]),
+        (f"tokens / question ({result['tokenizer']})", s["tokens_per_question"], g["tokens_per_question"]),
+    ]
+
+
 def _print_mem0(result: dict) -> None:
     s, g, chat = result["stock"], result["gated"], result["chit_chat"]
     if g.get("decider_errors") or result["errors_by_kind"]:
@@ -194,10 +199,7 @@ def _print_mem0(result: dict) -> None:
         f"mem0 top_k {result['top_k']}\n"
     )
     rows = [
-        ("evidence recall", s["recall"], g["recall"]),
-        ("any evidence hit", s["any_hit"], g["any_hit"]),
-        ("records / question", s["records_per_question"], g["records_per_question"]),
-        (f"tokens / question ({result['tokenizer']})", s["tokens_per_question"], g["tokens_per_question"]),
+        *_arm_rows(result),
         (
             f"chit-chat injected ({chat['messages'] // max(result['conversations'], 1)} held-out "
             f"messages x {result['conversations']} memories)",
