@@ -122,34 +122,37 @@ class Planner:
 
     def table_size(self) -> int:
         """Records in the table: the planner's estimate once ANALYZE has run, else a count."""
-        now = time.monotonic()
-        with self._sizes_lock:
-            cached = self._sizes.get(_TABLE_SIZE_KEY)
-        if cached is not None and now - cached[1] < self.size_cache_seconds:
-            return cached[0]
+        return self._cached_size(_TABLE_SIZE_KEY, self._measure_table)
+
+    def _measure_table(self) -> int:
         with self._conn("estimate the table size") as conn:
             row = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'records'::regclass").fetchone()
             estimate = float(row[0]) if row else -1.0
             if estimate < 0:  # never analyzed
                 counted = conn.execute("SELECT count(*) FROM records").fetchone()
                 estimate = float(counted[0]) if counted else 0.0
-        size = int(estimate)
-        with self._sizes_lock:
-            self._sizes[_TABLE_SIZE_KEY] = (size, now)
-        return size
+        return int(estimate)
 
     def namespace_size(self, namespace: str) -> int:
         """Records in ``namespace`` (cached for ``size_cache_seconds``; only steers the plan)."""
-        now = time.monotonic()
-        with self._sizes_lock:
-            cached = self._sizes.get(namespace)
-        if cached is not None and now - cached[1] < self.size_cache_seconds:
-            return cached[0]
+        return self._cached_size(namespace, lambda: self._count_namespace(namespace))
+
+    def _count_namespace(self, namespace: str) -> int:
         with self._conn("count a namespace") as conn:
             row = conn.execute("SELECT count(*) FROM records WHERE namespace = %s", (namespace,)).fetchone()
-        size = int(row[0]) if row else 0
+        return int(row[0]) if row else 0
+
+    def _cached_size(self, key: str, measure: Callable[[], int]) -> int:
+        """The size cached under ``key`` if younger than ``size_cache_seconds``, else ``measure()``'s,
+        cached with the time the measuring began."""
+        now = time.monotonic()
         with self._sizes_lock:
-            self._sizes[namespace] = (size, now)
+            cached = self._sizes.get(key)
+        if cached is not None and now - cached[1] < self.size_cache_seconds:
+            return cached[0]
+        size = measure()
+        with self._sizes_lock:
+            self._sizes[key] = (size, now)
         return size
 
     def plan_for(self, namespace: str) -> SearchPlan:
