@@ -73,21 +73,28 @@ def run(args: argparse.Namespace) -> int:
     print()
     for row in result.per_turn:
         g = row["gated"]
-        gate = "-" if g["gate_p"] is None else f"{g['gate_p']:.2f}"
-        state = "open" if g["retrieved"] else "closed"
-        print(f"> {row['turn']}")
-        print(
-            f"  stock: {len(row['stock']['injected'])} injected | gate p={gate} ({state}), "
-            f"{len(g['injected'])} kept, {len(g['dropped'])} dropped"
+        _print_turn(
+            row,
+            "open" if g["retrieved"] else "closed",
+            f"{len(g['injected'])} kept, {len(g['dropped'])} dropped",
         )
-        for text in g["injected"]:
-            print(textwrap.shorten(f"    + {text}", 100))
         for text in g["dropped"][:3]:
-            print(textwrap.shorten(f"    - {text}", 100))
+            print("    " + textwrap.shorten(f"- {text}", 96))
         if len(g["dropped"]) > 3:
             print(f"    - ... {len(g['dropped']) - 3} more dropped")
     print("\n" + result.reports["gated"])
     return 0
+
+
+def _print_turn(row: dict[str, Any], state: str, gated: str) -> None:
+    """One turn of either demo: the message, both arms in a line, then the records the gated arm
+    injected (indented; shortened to fit a terminal)."""
+    gate_p = row["gated"].get("gate_p")
+    gate = "-" if gate_p is None else f"{gate_p:.2f}"
+    print(f"> {row['turn']}")
+    print(f"  stock: {len(row['stock']['injected'])} injected | gate p={gate} ({state}), {gated}")
+    for text in row["gated"]["injected"]:
+        print("    " + textwrap.shorten(f"+ {text}", 96))
 
 
 # ---- --via memory-manager: the same comparison through Strands' own MemoryManager ----------------
@@ -140,15 +147,7 @@ def run_memory_manager(args: argparse.Namespace, store: Any, decider: Any) -> in
     print()
     for row in result["per_turn"]:
         g = row["gated"]
-        gate = "-" if g.get("gate_p") is None else f"{g['gate_p']:.2f}"
-        state = "searched" if g["searched"] else "not searched"
-        print(f"> {row['turn']}")
-        print(
-            f"  stock: {len(row['stock']['injected'])} injected | gate p={gate} ({state}), "
-            f"{len(g['injected'])} injected"
-        )
-        for text in g["injected"]:
-            print("    " + textwrap.shorten(f"+ {text}", 96))
+        _print_turn(row, "searched" if g["searched"] else "not searched", f"{len(g['injected'])} injected")
     if "report" in gated:
         print("\n" + gated["report"])
     return 0
