@@ -119,3 +119,19 @@ def location(request, tmp_path):
         return
     for store in loc.opened:
         store.close()
+
+
+@pytest.fixture(scope="module")
+def work(request, tmp_path_factory):
+    """A folder for one test module's servers, keys and logs."""
+    return tmp_path_factory.mktemp(request.module.__name__.removeprefix("test_"))
+
+
+@pytest.fixture(scope="module")
+def local(work):
+    """A real ``recallwise serve`` without keys over a store seeded with the demo persona (actor
+    demo_user), one per test module (a module may define its own ``local``)."""
+    from serve_server import persona_server
+
+    with persona_server(work, "local") as server:
+        yield server

@@ -31,11 +31,6 @@ REFIT_SCREENSHOT = SCREENSHOT.with_name("inspector-refit.png")
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory):
-    return tmp_path_factory.mktemp("inspector")
-
-
-@pytest.fixture(scope="module")
 def local(work):
     """A server without keys, logging content, after the demo's 8 turns and a hostile message."""
     log = work / "local-log.db"

@@ -26,18 +26,6 @@ DRINK = "I'd like a drink, what should I get?"
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory):
-    return tmp_path_factory.mktemp("serve")
-
-
-@pytest.fixture(scope="module")
-def local(work):
-    """A server without keys over a store seeded with the demo persona (actor demo_user)."""
-    with persona_server(work, "local") as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def tenants(work):
     """A server with keys: tenants a and b (both seeded with the persona as 'demo_user'), a
     recall-only key of a, an admin key of b, and an operator's key (/metrics only)."""

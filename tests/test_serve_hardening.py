@@ -31,11 +31,6 @@ MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": 
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory):
-    return tmp_path_factory.mktemp("hardening")
-
-
-@pytest.fixture(scope="module")
 def keyed(work):
     """A server with keys: alice and carol (two users of tenant A, as the docs advise: one key per
     user whose memory an MCP client reads), with a small --max-extract-memories."""

@@ -22,17 +22,6 @@ TEA = "Drinks green tea in the afternoon"
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory):
-    return tmp_path_factory.mktemp("judge")
-
-
-@pytest.fixture(scope="module")
-def local(work):
-    with persona_server(work, "local") as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def keyed(work):
     keys = work / "keys.yaml"
     made = {
