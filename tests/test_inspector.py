@@ -211,7 +211,9 @@ def test_the_page_is_static_and_strict(local, tenants):
         assert "demo_user" not in c.get("/ui").text  # the page holds no data: the APIs do, with a key
 
 
-def test_a_server_without_a_log_says_how_to_get_one(tmp_path):
+@pytest.fixture
+def without_a_log(tmp_path):
+    """The app in process, over an empty store, served without --log."""
     from fastapi.testclient import TestClient
 
     from recallwise.serve.app import create_app
@@ -222,9 +224,13 @@ def test_a_server_without_a_log_says_how_to_get_one(tmp_path):
     service = MemoryService.open(store, decider=None, batch_embeddings=False)
     # without keys the app serves only a local Host (TestClient's default is "testserver")
     with TestClient(create_app(service), base_url="http://localhost") as c:
-        answer = c.get("/v1/decisions")
-        assert answer.status_code == 404 and "--log FILE" in answer.json()["error"]["message"]
-        assert 'data-log="off"' in c.get("/ui").text
+        yield c
+
+
+def test_a_server_without_a_log_says_how_to_get_one(without_a_log):
+    answer = without_a_log.get("/v1/decisions")
+    assert answer.status_code == 404 and "--log FILE" in answer.json()["error"]["message"]
+    assert 'data-log="off"' in without_a_log.get("/ui").text
 
 
 # ---- the page in Chromium -------------------------------------------------------------------------------
@@ -607,18 +613,9 @@ def test_the_refit_preview_says_why_it_cannot_fit(local, tenants):
     assert gate.status_code == 422 and "--log-content" in gate.json()["error"]["message"]
 
 
-def test_a_server_without_a_log_has_no_refit_preview(tmp_path):
-    from fastapi.testclient import TestClient
-
-    from recallwise.serve.app import create_app
-    from recallwise.serve.service import MemoryService
-    from recallwise.stores import open_store
-
-    store = open_store(f"sqlite:///{tmp_path}/m.db")
-    service = MemoryService.open(store, decider=None, batch_embeddings=False)
-    with TestClient(create_app(service), base_url="http://localhost") as c:
-        answer = c.get("/v1/refit-preview/gate")
-        assert answer.status_code == 404 and "--log FILE" in answer.json()["error"]["message"]
+def test_a_server_without_a_log_has_no_refit_preview(without_a_log):
+    answer = without_a_log.get("/v1/refit-preview/gate")
+    assert answer.status_code == 404 and "--log FILE" in answer.json()["error"]["message"]
 
 
 @needs_chromium
