@@ -11,6 +11,21 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
+def run_example(cwd: Path, script: str, *args: str, python_options: tuple[str, ...] = ()) -> str:
+    """Run ``examples/SCRIPT ARGS`` as a newcomer would (in an empty folder); its stdout, once it
+    has exited 0 and said it had no errors."""
+    done = subprocess.run(
+        [sys.executable, *python_options, str(EXAMPLES / script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "OK: no errors" in done.stdout
+    return done.stdout
+
+
 @pytest.mark.parametrize(
     ("script", "args", "expected"),
     [
@@ -23,42 +38,18 @@ def test_example_runs_offline(tmp_path, script, args, expected):
     pytest.importorskip("strands")
     if script == "agentcore.py":
         pytest.importorskip("bedrock_agentcore")
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert expected in done.stdout
-    assert "OK: no errors" in done.stdout
+    assert expected in run_example(tmp_path, script, *args)
 
 
 def test_follow_ups_example_runs_offline(tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "follow_ups.py")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "gate opened 2 (1 as follow-ups), closed 1" in done.stdout
-    assert "'Thanks!': gate p" in done.stdout and "-> 0 records" in done.stdout
-    assert "OK: no errors" in done.stdout
+    out = run_example(tmp_path, "follow_ups.py")
+    assert "gate opened 2 (1 as follow-ups), closed 1" in out
+    assert "'Thanks!': gate p" in out and "-> 0 records" in out
 
 
 def test_own_memory_example_gates_a_memory_that_implements_only_the_searcher(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-W", "error::DeprecationWarning:recallwise", str(EXAMPLES / "own_memory.py")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "'Hello!': gate closed, 0 records" in done.stdout
-    drink = done.stdout.split('what should I get?": ', 1)[1].split("OK:", 1)[0]
+    strict = ("-W", "error::DeprecationWarning:recallwise")
+    out = run_example(tmp_path, "own_memory.py", python_options=strict)
+    assert "'Hello!': gate closed, 0 records" in out
+    drink = out.split('what should I get?": ', 1)[1].split("OK:", 1)[0]
     assert "decaf oat flat white" in drink and "aisle" not in drink
-    assert "OK: no errors" in done.stdout
