@@ -10,15 +10,15 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from recallwise.cli import main
 
 
-@dataclass(frozen=True)
-class Finished:
-    """What a command left: its exit code and what it wrote (the shape of ``CompletedProcess``)."""
+class Finished(NamedTuple):
+    """What a command left: its exit code and what it wrote (the shape of ``CompletedProcess``;
+    it unpacks as ``code, out, err``)."""
 
     returncode: int
     stdout: str

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import recallwise
+from cli_runner import run_cli
 from recallwise.errors import UsageError
 from recallwise.policy import follow_up as follow_up_module
 from recallwise.policy.follow_up import FollowUpMemory, follow_up_text
@@ -214,18 +215,10 @@ def test_measured_sets_do_not_repeat_the_example_bank() -> None:
     assert not (bank & dev) and not (bank & heldout) and not (dev & heldout)
 
 
-def _tune(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from recallwise.cli import main
-
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_the_shipped_threshold_is_the_tune_fit_on_dev(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_shipped_threshold_is_the_tune_fit_on_dev() -> None:
     from recallwise.deciders.thresholds import default_threshold
 
-    code, out, err = _tune(capsys, "tune", "follow-up", "--labels", "builtin:dev", "--json")
+    code, out, err = run_cli("tune", "follow-up", "--labels", "builtin:dev", "--json")
     assert code == 0 and err == ""
     body = json.loads(out)
     assert list(body["candidates"]) == ["shipped", "plain", "criteria"]
@@ -238,13 +231,11 @@ def test_the_shipped_threshold_is_the_tune_fit_on_dev(capsys: pytest.CaptureFixt
     assert shipped["auc"] > body["candidates"]["criteria"]["auc"] > body["candidates"]["plain"]["auc"]
 
 
-def test_tune_follow_up_writes_the_follow_up_role_and_refuses_heldout(
-    capsys: pytest.CaptureFixture[str], tmp_path, store
-) -> None:
+def test_tune_follow_up_writes_the_follow_up_role_and_refuses_heldout(tmp_path, store) -> None:
     from recallwise.policy.config import read_config
 
     path = tmp_path / "thresholds.json"
-    code, out, _ = _tune(capsys, "tune", "follow-up", "--labels", "builtin:dev", "--write-config", str(path))
+    code, out, _ = run_cli("tune", "follow-up", "--labels", "builtin:dev", "--write-config", str(path))
     assert code == 0 and "tune follow-up: embedded on builtin:dev" in out
     fitted = read_config(path).get("embedded", "follow_up")
     assert fitted is not None and fitted.value == pytest.approx(0.5652, abs=0.001)
@@ -252,9 +243,9 @@ def test_tune_follow_up_writes_the_follow_up_role_and_refuses_heldout(
     assert policy.threshold_sources["follow_up"].startswith("config")
 
     heldout = ("--labels", "builtin:heldout", "--write-config", str(path))
-    code, _, err = _tune(capsys, "tune", "follow-up", *heldout)
+    code, _, err = run_cli("tune", "follow-up", *heldout)
     assert code == 2 and "builtin:dev" in err
-    code, _, err = _tune(capsys, "tune", "follow-up", "--labels", "builtin:seed")
+    code, _, err = run_cli("tune", "follow-up", "--labels", "builtin:seed")
     assert code == 2 and "follow_up_labels.jsonl" in err
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli
 from recallwise.cli import main
 from recallwise.deciders import available_deciders, register_decider
 from recallwise.policy.config import read_config
@@ -42,14 +43,8 @@ COUNTING = ScriptedDecider(0.5, 0.5, name="counting")
 register_decider("counting", lambda **_: COUNTING)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_tune_gate_json_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "tune", "gate", "--labels", "builtin:seed", "--json")
+def test_tune_gate_json_on_the_seed() -> None:
+    code, out, err = run_cli("tune", "gate", "--labels", "builtin:seed", "--json")
     assert code == 0 and err == ""
     body = json.loads(out)
     assert set(body) == {"backend", "n", "default", "candidates"}
@@ -64,8 +59,8 @@ def test_tune_gate_json_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
     assert shipped["accuracy_at_configured"] >= 0.9
 
 
-def test_tune_validator_json_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "tune", "validator", "--cases", "builtin:seed", "--json")
+def test_tune_validator_json_on_the_seed() -> None:
+    code, out, _ = run_cli("tune", "validator", "--cases", "builtin:seed", "--json")
     assert code == 0
     body = json.loads(out)
     assert set(body) == {"backend", "default", "candidates"}
@@ -74,8 +69,8 @@ def test_tune_validator_json_on_the_seed(capsys: pytest.CaptureFixture[str]) -> 
     assert body["candidates"]["shipped"]["mean_auc"] >= 0.9
 
 
-def test_text_output_is_a_table_with_the_default_marked(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "tune", "gate", "--labels", "builtin:seed")
+def test_text_output_is_a_table_with_the_default_marked() -> None:
+    code, out, _ = run_cli("tune", "gate", "--labels", "builtin:seed")
     assert code == 0
     assert "shipped *" in out and "cv acc" in out
     assert "direction, not magnitude" in out
@@ -90,35 +85,31 @@ def test_text_output_is_a_table_with_the_default_marked(capsys: pytest.CaptureFi
         ('{"text": "hi", "label": true}\n{"text": "yo", "label": true}\n', "every label is true"),
     ],
 )
-def test_bad_labels_stop_before_any_decider_call(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
-) -> None:
+def test_bad_labels_stop_before_any_decider_call(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
     COUNTING.calls.clear()
-    code, out, err = run(capsys, "tune", "gate", "--labels", str(path), "--decider", "counting", "--json")
+    code, out, err = run_cli("tune", "gate", "--labels", str(path), "--decider", "counting", "--json")
     assert code == 2 and out == ""
     assert message in err and str(path) in err
     assert "Traceback" not in err and err.count("\n") == 1
     assert not COUNTING.calls
 
 
-def test_bad_candidates_stop_before_any_decider_call(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_candidates_stop_before_any_decider_call(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(
         "good:\n  instructions: Needs the user?\nbad:\n  type: score\n  instructions: How much?\n"
     )
     COUNTING.calls.clear()
-    code, _, err = run(
-        capsys, "tune", "gate", "--labels", "builtin:seed", "--candidates", str(path), "--decider", "counting"
+    code, _, err = run_cli(
+        "tune", "gate", "--labels", "builtin:seed", "--candidates", str(path), "--decider", "counting"
     )
     assert code == 2 and "candidate 'bad'" in err and "needs criteria" in err
     assert not COUNTING.calls
 
 
-def test_candidate_file_in_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_candidate_file_in_yaml(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(
         "ours:\n  use: shipped\n"
@@ -128,21 +119,18 @@ def test_candidate_file_in_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "  criteria: {personal: about the user, general: anything else}\n  positive: personal\n"
         "  default: true\n"
     )
-    code, out, _ = run(
-        capsys, "tune", "gate", "--labels", "builtin:seed", "--candidates", str(path), "--json"
-    )
+    code, out, _ = run_cli("tune", "gate", "--labels", "builtin:seed", "--candidates", str(path), "--json")
     assert code == 0
     body = json.loads(out)
     assert list(body["candidates"]) == ["ours", "opposite", "kinds"] and body["default"] == "kinds"
     assert all(c["errors"] == 0 for c in body["candidates"].values())
 
 
-def test_write_config_needs_the_shipped_wording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_write_config_needs_the_shipped_wording(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"candidates": {"plain": {"instructions": "Needs the user?"}}}))
     COUNTING.calls.clear()
-    code, _, err = run(
-        capsys,
+    code, _, err = run_cli(
         "tune",
         "gate",
         "--labels",
@@ -157,17 +145,15 @@ def test_write_config_needs_the_shipped_wording(tmp_path: Path, capsys: pytest.C
     assert code == 2 and "use: shipped" in err and not COUNTING.calls
 
 
-def test_write_config_records_the_fit_and_its_data(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_write_config_records_the_fit_and_its_data(tmp_path: Path) -> None:
     config = tmp_path / "thresholds.json"
-    code, out, _ = run(
-        capsys, "tune", "gate", "--labels", "builtin:seed", "--json", "--write-config", str(config)
+    code, out, _ = run_cli(
+        "tune", "gate", "--labels", "builtin:seed", "--json", "--write-config", str(config)
     )
     assert code == 0
     gate = json.loads(out)["candidates"]["shipped"]
-    code, out, _ = run(
-        capsys, "tune", "validator", "--cases", "builtin:seed", "--json", "--write-config", str(config)
+    code, out, _ = run_cli(
+        "tune", "validator", "--cases", "builtin:seed", "--json", "--write-config", str(config)
     )
     assert code == 0
     saved = read_config(config)
@@ -192,27 +178,27 @@ def test_write_config_records_the_fit_and_its_data(
 def test_progress_bar_only_on_a_terminal_and_never_with_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # in-process with capsys (not run_cli, whose stderr is no terminal): isatty is patched here
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    _, out, err = run(capsys, "tune", "gate", "--labels", "builtin:seed", "--json")
+    main(["tune", "gate", "--labels", "builtin:seed", "--json"])
+    out, err = capsys.readouterr()
     assert err == "" and json.loads(out)
-    _, _, err = run(capsys, "tune", "gate", "--labels", "builtin:seed")
-    assert "utterance" in err  # tqdm's bar, on stderr
+    main(["tune", "gate", "--labels", "builtin:seed"])
+    assert "utterance" in capsys.readouterr().err  # tqdm's bar, on stderr
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
-    _, _, err = run(capsys, "tune", "gate", "--labels", "builtin:seed")
-    assert err == ""
+    main(["tune", "gate", "--labels", "builtin:seed"])
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.slow
 @pytest.mark.skipif("sparrow" not in available_deciders(), reason="the sparrow decider is not registered")
-def test_both_commands_run_on_sparrow(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "tune", "gate", "--labels", "builtin:seed", "--decider", "sparrow", "--json")
+def test_both_commands_run_on_sparrow() -> None:
+    code, out, err = run_cli("tune", "gate", "--labels", "builtin:seed", "--decider", "sparrow", "--json")
     assert code == 0, err
     body = json.loads(out)
     assert body["backend"].startswith("sparrow") and len(body["candidates"]) >= 3
     assert all(set(c) == GATE_KEYS | {"errors"} for c in body["candidates"].values())
-    code, out, err = run(
-        capsys, "tune", "validator", "--cases", "builtin:seed", "--decider", "sparrow", "--json"
-    )
+    code, out, err = run_cli("tune", "validator", "--cases", "builtin:seed", "--decider", "sparrow", "--json")
     assert code == 0, err
     assert all(set(c) == VALIDATOR_KEYS | {"errors"} for c in json.loads(out)["candidates"].values())
 
