@@ -13,30 +13,7 @@ from recallwise.cli import main
 from recallwise.deciders import available_deciders, register_decider
 from recallwise.policy.config import read_config
 from recallwise.testing import ScriptedDecider
-
-GATE_KEYS = {
-    "best_accuracy",
-    "best_threshold",
-    "margin",
-    "auc",
-    "configured_threshold",
-    "accuracy_at_configured",
-    "cv_accuracy",
-    "ece",
-    "brier",
-}
-VALIDATOR_KEYS = {
-    "margin",
-    "best_accuracy",
-    "best_threshold",
-    "mean_auc",
-    "mean_p_at_k",
-    "configured_threshold",
-    "accuracy_at_configured",
-    "relative_delta",
-    "relative_accuracy",
-}
-
+from tune_figures import GATE_KEYS, VALIDATOR_KEYS
 
 #: counts calls (to prove bad input stops the run before any)
 COUNTING = ScriptedDecider(0.5, 0.5, name="counting")
