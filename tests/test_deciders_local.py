@@ -17,7 +17,7 @@ from recallwise.deciders import DEFAULT_THRESHOLDS, available_deciders, make_dec
 from recallwise.deciders import ask as policy_ask
 from recallwise.errors import DeciderError, UsageError
 from recallwise.records import render_text
-from wire_servers import llm_server, sparrow_serve
+from wire_servers import llm_fake, serve_socket, sparrow_serve
 
 pytest.importorskip("sparrow_decider", reason="sparrow-decider is in the dev extra")
 
@@ -224,7 +224,7 @@ def test_ask_text_output(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_ask_options_reach_the_backend(capsys: pytest.CaptureFixture[str]) -> None:
-    with llm_server() as server:
+    with serve_socket(llm_fake()) as server:
         code = main(
             [
                 "ask",

@@ -31,7 +31,7 @@ from recallwise.policy.stats import RecallStats
 from recallwise.stores import SQLiteStore
 from recallwise.stores.base import SearchRequest
 from recallwise.testing import ScriptedDecider
-from wire_servers import WireFake, systemone_fake, systemone_server
+from wire_servers import WireFake, serve_socket, systemone_fake
 
 NS = ["/facts/{actorId}"]
 ACTOR = "alice"
@@ -78,7 +78,7 @@ def _assert_reported_first(stats: RecallStats, kind: str) -> None:
 @pytest.fixture
 def s1_server() -> Iterator[WireFake]:
     """The systemone fake on a real socket: slow answers need one."""
-    with systemone_server() as server:
+    with serve_socket(systemone_fake()) as server:
         yield server
 
 

@@ -18,7 +18,7 @@ from recallwise.demo import seed_persona
 from recallwise.serve.auth import Keyring, add_key, digest
 from recallwise.stores import open_store
 from serve_server import serve
-from wire_servers import systemone_server
+from wire_servers import serve_socket, systemone_fake
 
 pytest.importorskip("fastapi")
 pytestmark = pytest.mark.slow
@@ -56,7 +56,7 @@ def test_a_dead_decider_fails_open_to_the_stock_behaviour_counted(tmp_path):
 
 
 def test_sigterm_drains_a_request_in_flight(tmp_path):
-    with systemone_server() as fake:
+    with serve_socket(systemone_fake()) as fake:
         fake.fail("slow", seconds=1.0)
         url = _seeded(tmp_path)
         with serve(url, "--decider", "systemone", "--url", fake.url, log_dir=tmp_path) as server:

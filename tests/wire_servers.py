@@ -354,13 +354,6 @@ def systemone_fake(api_key: str | None = None) -> WireFake:
     return WireFake(_systemone_answer, _systemone_error, "http://systemone.test", api_key)
 
 
-@contextmanager
-def systemone_server(api_key: str | None = None) -> Iterator[WireFake]:
-    """The systemone fake on a real socket."""
-    with serve_socket(systemone_fake(api_key)) as server:
-        yield server
-
-
 # ---- OpenRouter decisions (Jev) ---------------------------------------------------------
 
 OPENROUTER_PATH = "/api/alpha/decisions"
@@ -597,13 +590,6 @@ def _llm_answer(request: Received, fake: WireFake) -> tuple[int, dict[str, str],
 
 def llm_fake(api_key: str | None = None) -> WireFake:
     return WireFake(_llm_answer, _llm_error, "http://llm.test", api_key)
-
-
-@contextmanager
-def llm_server(api_key: str | None = None) -> Iterator[WireFake]:
-    """The OpenAI-compatible fake on a real socket (for the CLI, which takes a URL)."""
-    with serve_socket(llm_fake(api_key)) as server:
-        yield server
 
 
 # ---- a real sparrow-decider server ------------------------------------------------------
