@@ -259,18 +259,21 @@ def test_the_store_aware_gate_is_off_where_it_was_never_measured(named_store):
     assert recallwise.RecallPolicy(named_store, namespaces=NS).thresholds["gate_named"] < 0.5  # embedded
 
 
+class SearchesOnly:
+    """``inner`` seen as a store that can only search (it has no ``mentions``)."""
+
+    local = True
+
+    def __init__(self, inner):
+        self.inner, self.embedder = inner, inner.embedder
+
+    def search(self, *args, **kwargs):
+        return self.inner.search(*args, **kwargs)
+
+
 def test_a_store_without_mentions_keeps_the_message_only_gate(named_store):
-    class NoMentions:
-        local = True
-
-        def __init__(self, inner):
-            self.inner, self.embedder = inner, inner.embedder
-
-        def search(self, *args, **kwargs):
-            return self.inner.search(*args, **kwargs)
-
     policy = RecallPolicy(
-        NoMentions(named_store), decider=scripted(gate=0.4), namespaces=NS, gate_named_threshold=0.3
+        SearchesOnly(named_store), decider=scripted(gate=0.4), namespaces=NS, gate_named_threshold=0.3
     )
     assert policy.recall("What does Gina's tattoo symbolize?", actor_id="u").trace.gate_open is False
 
@@ -281,14 +284,8 @@ def test_a_hung_remote_mentions_look_up_is_cut_by_the_store_deadline(named_store
 
     release = threading.Event()
 
-    class SlowRemote:
+    class SlowRemote(SearchesOnly):
         local = False
-
-        def __init__(self, inner):
-            self.inner, self.embedder = inner, inner.embedder
-
-        def search(self, *args, **kwargs):
-            return self.inner.search(*args, **kwargs)
 
         def mentions(self, *args, **kwargs):
             release.wait(10)
