@@ -43,16 +43,21 @@ def local(work):
         yield server
 
 
+def two_tenants_keys(keys: Path) -> dict[str, str]:
+    """Write a keys file: tenant a's admin and recall-only keys and tenant b's admin key, by name."""
+    return {
+        "a-admin": add_key(keys, tenant="a", scopes=["recall", "write", "admin"], label="a-admin"),
+        "a-recall": add_key(keys, tenant="a", scopes=["recall"], label="a-recall"),
+        "b-admin": add_key(keys, tenant="b", scopes=["recall", "write", "admin"], label="b-admin"),
+    }
+
+
 @pytest.fixture(scope="module")
 def tenants(work):
     """A server with keys and a log without content: tenant a's admin and recall-only keys, tenant
     b's admin key; a's demo_user made 3 turns, b's none."""
     keys = work / "keys.yaml"
-    made = {
-        "a-admin": add_key(keys, tenant="a", scopes=["recall", "write", "admin"], label="a-admin"),
-        "a-recall": add_key(keys, tenant="a", scopes=["recall"], label="a-recall"),
-        "b-admin": add_key(keys, tenant="b", scopes=["recall", "write", "admin"], label="b-admin"),
-    }
+    made = two_tenants_keys(keys)
     log = work / "tenants-log.db"
     with persona_server(
         work, "tenants", actors=["a:demo_user"], keys=keys, extra=["--log", str(log)]
@@ -428,11 +433,7 @@ def refit_server(work):
     """A server with keys logging content: tenant a's demo_user made the seed set's and the demo's
     28 turns, all but the newest 3 labelled through the API (gate and records); tenant b has none."""
     keys = work / "refit-keys.yaml"
-    made = {
-        "a-admin": add_key(keys, tenant="a", scopes=["recall", "write", "admin"], label="ra-admin"),
-        "a-recall": add_key(keys, tenant="a", scopes=["recall"], label="ra-recall"),
-        "b-admin": add_key(keys, tenant="b", scopes=["recall", "write", "admin"], label="rb-admin"),
-    }
+    made = two_tenants_keys(keys)
     log = work / "refit-log.db"
     extra = ["--log", str(log), "--log-content"]
     with persona_server(work, "refit", actors=["a:demo_user"], keys=keys, extra=extra) as server:
