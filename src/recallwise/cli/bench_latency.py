@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..errors import RecallwiseError, UsageError
 from ..extras import require_extra
 from ..policy.log import DecisionLog
 from ..stores import open_store
-from . import emit_json, progress_enabled
+from . import emit_json, progress_bar
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 from .demo import add_via, memory_manager_runner
 
@@ -128,23 +129,22 @@ def run(args: argparse.Namespace) -> int:
         tmp = tempfile.TemporaryDirectory(prefix="recallwise-bench-")
         url = f"sqlite:///{tmp.name}/bench.db"
     store = open_store(url, embedder=embedder_from_args(args))
-    bar = _stage_bar(args, with_decider=decider is not None)
+    stages = len(STAGES) if decider is not None else len(STAGES) - 1
     try:
-        result = run_latency(
-            store,
-            decider,
-            records=args.records,
-            remote_store_ms=args.remote_store_ms,
-            concurrency=args.concurrency,
-            repeats=args.repeats,
-            on_stage=bar.stage if bar is not None else None,
-            rss_probe=lambda: serving_rss_mb(url, None if decider is None else args.decider, options),
-            via=via,
-            log=args.log,
-        )
+        with progress_bar(args, stages, unit="stage", desc="bench latency") as bar:
+            result = run_latency(
+                store,
+                decider,
+                records=args.records,
+                remote_store_ms=args.remote_store_ms,
+                concurrency=args.concurrency,
+                repeats=args.repeats,
+                on_stage=_stage_namer(bar),
+                rss_probe=lambda: serving_rss_mb(url, None if decider is None else args.decider, options),
+                via=via,
+                log=args.log,
+            )
     finally:
-        if bar is not None:
-            bar.close()
         store.close()
         if tmp is not None:
             tmp.cleanup()
@@ -177,29 +177,19 @@ def run(args: argparse.Namespace) -> int:
 STAGES = ("seeding", "embedding", "deciding", "searching", "turns", "demo", "throughput", "memory")
 
 
-class _StageBar:
-    """A progress bar over the bench's stages, on stderr, naming the stage being timed."""
+def _stage_namer(bar: Any) -> Callable[[str], None]:
+    """``on_stage`` for the progress bar over the stages: name the stage being timed, and count
+    the one before it as done."""
+    started = False
 
-    def __init__(self, total: int) -> None:
-        from tqdm import tqdm
+    def stage(name: str) -> None:
+        nonlocal started
+        if started:
+            bar.update(1)
+        started = True
+        bar.set_description(f"bench latency: {name}")
 
-        self._bar = tqdm(total=total, unit="stage", file=sys.stderr, leave=False, desc="bench latency")
-        self._started = False
-
-    def stage(self, name: str) -> None:
-        if self._started:
-            self._bar.update(1)
-        self._started = True
-        self._bar.set_description(f"bench latency: {name}")
-
-    def close(self) -> None:
-        self._bar.close()
-
-
-def _stage_bar(args: argparse.Namespace, *, with_decider: bool) -> _StageBar | None:
-    if not progress_enabled(args):
-        return None
-    return _StageBar(len(STAGES) if with_decider else len(STAGES) - 1)
+    return stage
 
 
 def check_plot_path(raw: str) -> Path:
