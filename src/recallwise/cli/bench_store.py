@@ -9,10 +9,9 @@ both are removed afterwards unless ``--keep``.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..bench.store import DEFAULT_DIMENSION, bench_store
-from . import emit_json, progress_enabled
+from . import emit_json, progress_bar
 from .common import add_json
 
 
@@ -59,23 +58,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    show = progress_enabled(args)
-    bar = None
+    with progress_bar(args) as bar:
+        stage_now = ""
 
-    def progress(stage: str, done: int, total: int) -> None:
-        nonlocal bar
-        if not show:
-            return
-        from tqdm import tqdm
+        def progress(stage: str, done: int, total: int) -> None:
+            nonlocal stage_now
+            if stage != stage_now:  # each stage counts from 0 to its own total
+                stage_now = stage
+                bar.reset(total=total)
+                bar.set_description(stage)
+            bar.n = done
+            bar.refresh()
 
-        if bar is None or bar.desc != stage:
-            if bar is not None:
-                bar.close()
-            bar = tqdm(total=total, desc=stage, file=sys.stderr, leave=False)
-        bar.n = done
-        bar.refresh()
-
-    try:
         result = bench_store(
             args.store,
             args.records,
@@ -89,9 +83,6 @@ def run(args: argparse.Namespace) -> int:
             keep=args.keep,
             progress=progress,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     if args.json:
         emit_json(result.as_dict())
         return 0
