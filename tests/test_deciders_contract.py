@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bad_questions import BAD_REQUESTS
 from recallwise.deciders import BaseDecider, ChoiceAnswer, Question, ScoreAnswer, make_decider
 from recallwise.deciders import ask as policy_ask
 from recallwise.deciders.wire import normalise_answers
@@ -181,37 +182,12 @@ def test_policy_call_with_question_objects(backend: Backend) -> None:
     _check_shapes(policy_ask(backend.decider, STATE, questions))
 
 
-BAD_REQUESTS = [
-    ("", {"q": {"type": "noul", "instructions": "x"}}, "state is empty"),
-    ("   ", {"q": {"type": "noul", "instructions": "x"}}, "state is empty"),
-    ("state", {}, "no questions"),
-    ("state", {f"q{i}": {"type": "noul", "instructions": "x"} for i in range(65)}, "65 questions"),
-    ("state", {"one": {"type": "choice", "instructions": "x", "criteria": {"a": ""}}}, "'one'"),
-    (
-        "state",
-        {"many": {"type": "choice", "instructions": "x", "criteria": {str(i): "" for i in range(256)}}},
-        "'many'",
-    ),
-    (
-        "state",
-        {"deep": {"type": "score", "instructions": "x", "criteria": [str(i) for i in range(11)]}},
-        "'deep'",
-    ),
-    ("state", {"odd": {"type": "ranking", "instructions": "x"}}, "'odd'"),
-    (
-        "state",
-        {"crit": {"type": "noul", "instructions": "x", "criteria": {"true": 1, "false": "no"}}},
-        "'crit'",
-    ),
-]
-
-
-@pytest.mark.parametrize(("state", "questions", "named"), BAD_REQUESTS)
+@pytest.mark.parametrize(("state", "questions", "says"), BAD_REQUESTS)
 def test_bad_requests_are_refused_before_any_network_call(
-    backend: Backend, state: str, questions: dict[str, Any], named: str
+    backend: Backend, state: str, questions: dict[str, Any], says: str
 ) -> None:
     before = backend.server.count if backend.server else 0
-    with pytest.raises(QuestionError, match=named):
+    with pytest.raises(QuestionError, match=says):
         backend.decider.ask(state, questions)
     if backend.server is not None:
         assert backend.server.count == before

@@ -1,36 +1,11 @@
 import pytest
 
+from bad_questions import BAD_REQUESTS, NOUL
 from recallwise.deciders import ChoiceAnswer, ScoreAnswer, make_decider, parse_answers, validate_request
 from recallwise.errors import DeciderBadResponse, QuestionError, UsageError
 
-NOUL = {"type": "noul", "instructions": "Is it?"}
 
-
-@pytest.mark.parametrize(
-    ("state", "questions", "match"),
-    [
-        ("", {"q": NOUL}, "state is empty"),
-        ("s", {}, "no questions"),
-        ("s", {f"q{i}": NOUL for i in range(65)}, "at most 64"),
-        ("s", {"c": {"type": "choice", "instructions": "x", "criteria": {"a": "A"}}}, "'c'.*2 to 255"),
-        (
-            "s",
-            {"c": {"type": "choice", "instructions": "x", "criteria": {str(i): "" for i in range(256)}}},
-            "2 to 255",
-        ),
-        (
-            "s",
-            {"l": {"type": "score", "instructions": "x", "criteria": [str(i) for i in range(11)]}},
-            "'l'.*2 to 10",
-        ),
-        ("s", {"w": {"type": "maybe", "instructions": "x"}}, "'w'.*unknown type"),
-        (
-            "s",
-            {"n": {"type": "noul", "instructions": "x", "criteria": {"true": 1, "false": "no"}}},
-            "'n'.*strings",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("state", "questions", "match"), BAD_REQUESTS)
 def test_bad_requests_name_the_problem(state, questions, match):
     with pytest.raises(QuestionError, match=match):
         validate_request(state, questions)
