@@ -34,7 +34,7 @@ from ..extraction.pipeline import ExtractionResult, extract_and_store
 from ..policy.policy import message_text
 from ..records import Event, validate_id
 from ..stores.urls import redact_url
-from . import emit_json, progress_enabled
+from . import emit_json, progress_bar
 from .common import add_embedder, add_extractor, add_json, add_store, extractor_from_args, store_from_args
 
 ROLES = ("user", "assistant", "tool", "system", "other")
@@ -283,9 +283,9 @@ def _extract(
     by_session: dict[str, list[Event]] = {}
     for event in events:
         by_session.setdefault(event.session_id, []).append(event)
-    sessions: Any = by_session.values()
-    if progress_enabled(args) and len(by_session) > 1:
-        from tqdm import tqdm
-
-        sessions = tqdm(sessions, total=len(by_session), desc="extracting", unit="session", file=sys.stderr)
-    return [extract_and_store(store, actor, session, extractor=extractor) for session in sessions]
+    results = []
+    with progress_bar(args, len(by_session), desc="extracting", unit="session") as bar:
+        for session in by_session.values():
+            results.append(extract_and_store(store, actor, session, extractor=extractor))
+            bar.update()
+    return results
