@@ -105,10 +105,19 @@ def _sigmoid(x: float) -> float:
     return float(1.0 / (1.0 + np.exp(-x)))
 
 
+def _domain_bank() -> list[dict[str, str]]:
+    text = resources.files("recallwise.data").joinpath("domains.json").read_text(encoding="utf-8")
+    return list(json.loads(text))
+
+
 def load_domains() -> list[str]:
     """Descriptions of broad life domains (food, travel, family, ...), package data."""
-    text = resources.files("recallwise.data").joinpath("domains.json").read_text(encoding="utf-8")
-    return [d["description"] for d in json.loads(text)]
+    return [d["description"] for d in _domain_bank()]
+
+
+def domain_names() -> tuple[str, ...]:
+    """The names of the life domains of :func:`load_domains`, in the same order."""
+    return tuple(d["name"] for d in _domain_bank())
 
 
 def _softmax_rows(x: np.ndarray, temperature: float) -> np.ndarray:
@@ -193,6 +202,7 @@ class EmbeddedDecider(BaseDecider):
             )
         for name, dimension in models.items():
             head.check_dimension(name, dimension)
+        head.check_domains(domain_names())
 
     @property
     def embedder(self) -> Embedder:
@@ -556,8 +566,9 @@ class EmbeddedDecider(BaseDecider):
 
     def _judge_terms(
         self, state_vector: np.ndarray, subject_vectors: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(cosine, typical, domain) of each subject (rows of ``subject_vectors``), float64."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(cosine, typical, domain, the message's domain distribution, each subject's centred
+        domain affinities) of each subject (rows of ``subject_vectors``), float64."""
         p = self.params
         subjects = np.asarray(subject_vectors, dtype=np.float64)
         state = np.asarray(state_vector, dtype=np.float64)
@@ -570,25 +581,29 @@ class EmbeddedDecider(BaseDecider):
         domains = self._domain_matrix()
         state_domains = _softmax_rows((domains @ state)[None, :], p.domain_temperature)[0]
         affinity = subjects @ domains.T
-        domain = affinity @ state_domains - affinity.mean(axis=1)
-        return cosine, typical, domain
+        centred = affinity - affinity.mean(axis=1, keepdims=True)
+        domain = centred @ state_domains
+        return cosine, typical, domain, state_domains, centred
 
     def judge_scores(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> np.ndarray:
         """Debiased similarities of the state to each subject (rows of ``subject_vectors``)."""
         p = self.params
-        cosine, typical, domain = self._judge_terms(state_vector, subject_vectors)
+        cosine, typical, domain, _, _ = self._judge_terms(state_vector, subject_vectors)
         return np.asarray(cosine - p.debias_weight * typical + p.domain_weight * domain)
 
     def judge_features(
         self, state_vector: np.ndarray, subject_vectors: np.ndarray, lexical: np.ndarray | None = None
     ) -> np.ndarray:
-        """The judge head's features of each subject (one row each, :data:`JUDGE_FEATURES`)."""
+        """The judge head's features of each subject (one row each, :data:`JUDGE_FEATURES`):
+        score, gap, then the message's domain distribution times the subject's centred domain
+        affinities (D x D, row-major: the message's domain first)."""
         p = self.params
-        cosine, typical, domain = self._judge_terms(state_vector, subject_vectors)
+        cosine, typical, domain, state_domains, centred = self._judge_terms(state_vector, subject_vectors)
         lex = np.zeros_like(cosine) if lexical is None else np.asarray(lexical, dtype=np.float64)
         score = cosine - p.debias_weight * typical + p.domain_weight * domain + p.lexical_weight * lex
         gap = score - score.max() if len(score) else score
-        return np.column_stack([score, gap])
+        pairs = (state_domains[None, :, None] * centred[:, None, :]).reshape(len(score), -1)
+        return np.column_stack([score, gap, pairs])
 
     def _judge(
         self,

@@ -30,8 +30,16 @@ from typing import Any
 import numpy as np
 
 from ..deciders.base import DecisionHints
-from ..deciders.embedded import EmbeddedDecider, Space
-from ..deciders.heads import GATE_FEATURES, JUDGE_FEATURES, Head, HeadRole, SpaceWeights, write_head
+from ..deciders.embedded import EmbeddedDecider, Space, domain_names
+from ..deciders.heads import (
+    GATE_FEATURES,
+    JUDGE_FEATURES,
+    Head,
+    HeadRole,
+    SpaceWeights,
+    judge_width,
+    write_head,
+)
 from ..embeddings import Embedder
 from ..embeddings.language import guess_language
 from ..errors import UsageError
@@ -661,7 +669,7 @@ def judge_turns(
                 features: dict[Space, np.ndarray] = {}
                 for space in spaces:
                     if not ids:
-                        features[space] = np.zeros((0, len(JUDGE_FEATURES)))
+                        features[space] = np.zeros((0, judge_width(len(domain_names()))))
                         continue
                     answering = decider.space_decider(space)
                     features[space] = answering.judge_features(
@@ -796,7 +804,8 @@ def fit_judge_head(
         ]
         if len(_spaces(decider)) == 1:
             use = [k for k, j in enumerate(judged) if len(j.ids)]
-        x = np.vstack([judged[k].features[space] for k in use]) if use else np.zeros((0, len(JUDGE_FEATURES)))
+        width = judge_width(len(domain_names()))
+        x = np.vstack([judged[k].features[space] for k in use]) if use else np.zeros((0, width))
         y = np.concatenate([judged[k].labels for k in use]) if use else np.zeros(0, dtype=bool)
         groups = np.concatenate([np.full(len(judged[k].ids), k) for k in use]) if use else np.zeros(0)
         if len(use) < MIN_JUDGE_TURNS or min(int(y.sum()), int((~y).sum())) < MIN_PER_CLASS:
@@ -856,6 +865,7 @@ def fit_judge_head(
             "figures": after_metrics,
             "thresholds": {"judge": chosen, "judge_relative": NO_RELATIVE},
         },
+        domains=domain_names(),
     )
     p_all = np.concatenate(after) if after else np.zeros(0)
     y_all = np.concatenate([j.labels for j in graded]) if graded else np.zeros(0, dtype=bool)
