@@ -156,6 +156,23 @@ class Chromium:
                 params["text"] = text
             self.call("Input.dispatchKeyEvent", params, session=True)
 
+    def element_screenshot(self, selector: str, width: int = 1200) -> bytes:
+        """A PNG of the element ``selector`` names, measured and drawn in one layout: the viewport
+        made as tall as the page first (a capture beyond a shorter viewport lays the page out again,
+        and what wraps above the element moves it)."""
+        height = self.evaluate("Math.ceil(document.documentElement.scrollHeight)")
+        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        self.call("Emulation.setDeviceMetricsOverride", metrics, session=True)
+        try:
+            box = self.evaluate(
+                f"(() => {{ const b = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
+                " return {x: b.x + scrollX, y: b.y + scrollY, width: b.width, height: b.height}; })()"
+            )
+            return self.screenshot(box["x"], box["y"], box["width"], box["height"])
+        finally:
+            metrics["height"] = 900
+            self.call("Emulation.setDeviceMetricsOverride", metrics, session=True)
+
     def page_screenshot(self, width: int = 1200) -> bytes:
         """A PNG of the whole page, ``width`` CSS pixels wide."""
         height = self.evaluate("Math.ceil(document.documentElement.scrollHeight)")
@@ -174,6 +191,15 @@ class Chromium:
             elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
                 errors.append(params["entry"].get("text", ""))
         return errors
+
+    def failed_loads(self) -> list[tuple[str, str]]:
+        """(url, message) of each request answered with an error status: Chromium logs each as a
+        console error, so a test expecting one (a 422 the page shows as its reason) names it here."""
+        return [
+            (e["params"]["entry"].get("url", ""), e["params"]["entry"].get("text", ""))
+            for e in self.events
+            if e["method"] == "Log.entryAdded" and e["params"]["entry"].get("source") == "network"
+        ]
 
     def requested_urls(self) -> list[str]:
         return [

@@ -32,7 +32,8 @@ class Server:
 
     def client(self, key: str | None = None, **kwargs: object) -> httpx.Client:
         headers = {"authorization": f"Bearer {key}"} if key else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30.0, **kwargs)  # type: ignore[arg-type]
+        kwargs.setdefault("timeout", 30.0)
+        return httpx.Client(base_url=self.url, headers=headers, **kwargs)  # type: ignore[arg-type]
 
 
 @contextmanager

@@ -27,6 +27,7 @@ TURNS = list(persona()["demo_turns"])  # 8 turns: the gate opens on 3
 HOSTILE = "What should I have for dinner? <script>window.pwned=1</script>"
 DRINK = "I'd like a drink, what should I get?"
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "inspector.png"
+REFIT_SCREENSHOT = SCREENSHOT.with_name("inspector-refit.png")
 
 
 @pytest.fixture(scope="module")
@@ -351,8 +352,17 @@ def test_bench_inspector_times_every_filter_on_a_served_log(capsys):
 
     from recallwise.cli import main
 
-    assert main(["bench", "inspector", "--turns", "2000", "--repeats", "2", "--json"]) == 0
+    assert (
+        main(["bench", "inspector", "--turns", "2000", "--repeats", "2", "--refit-labels", "40", "--json"])
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
+    assert result["refit_labels"] == 40 and set(result["refit"]) == {"gate", "judge"}
+    assert result["refit"]["gate"]["turns"] == 40  # the bench labels every turn's gate
+    assert 10 <= result["refit"]["judge"]["turns"] < 40 and result["refit"]["judge"]["records"] > 0
+    for figures in result["refit"].values():
+        assert len(figures["request_s"]) == len(figures["fit_s"]) == 2
+        assert all(0 < fit <= wall for fit, wall in zip(figures["fit_s"], figures["request_s"], strict=True))
     assert result["turns"] == 2000 and result["target_ms"] == 300.0
     assert set(result["queries"]) == {
         "newest",
@@ -368,3 +378,333 @@ def test_bench_inspector_times_every_filter_on_a_served_log(capsys):
         assert 0 < figures["p50_ms"] <= figures["max_ms"]
     assert result["queries"]["newest"]["returned"] == 50
     assert main(["bench", "inspector", "--turns", "10"]) == 2
+    assert main(["bench", "inspector", "--turns", "1000", "--refit-labels", "12"]) == 2
+
+
+# ---- the refit preview ----------------------------------------------------------------------------------
+# The shipped seed gate set (20 messages, 10 needing memory) and the demo's 8 turns, labelled as their
+# files say; each record a turn's search returned labelled by topic: it belongs when it is about what
+# the message asks about (a hand-made truth over the demo persona's records).
+def _gate_messages() -> list[tuple[str, bool]]:
+    import json
+    from importlib import resources
+
+    seed = resources.files("recallwise.data.seed").joinpath("gate_labels.jsonl").read_text(encoding="utf-8")
+    opened = set(persona()["demo_expect"]["gate_open"])
+    return [(row["text"], row["label"]) for row in map(json.loads, seed.splitlines())] + [
+        (message, message in opened) for message in TURNS
+    ]
+
+
+REFIT_MESSAGES = _gate_messages()
+#: topic -> (words of a message about it, words of a record about it)
+TOPICS = {
+    "drink": (("drink",), ("caffeine", "flat white", "sparkling", "beverage")),
+    "food": (
+        ("lunch", "dinner", "restaurant", "menu", "cook"),
+        ("vegetarian", "peanut", "vietnamese", "pho", "food"),
+    ),
+    "travel": (("flight", "holiday"), ("aisle", "climbing over", "vancouver", "yvr", "flight")),
+    "code": (("function", "style"), ("python", "four spaces", "backend", "code")),
+    "dog": (("dog",), ("biscuit", "dog")),
+    "morning": (("morning",), ("gym",)),
+}
+#: the newest turns, left for the keyboard (the page test labels their gate)
+BY_KEYBOARD = 3
+
+
+def _topics(text: str, which: int) -> set[str]:
+    text = text.lower()
+    return {topic for topic, words in TOPICS.items() if any(w in text for w in words[which])}
+
+
+def _belongs(message: str, record: str) -> bool:
+    return bool(_topics(message, 0) & _topics(record, 1))
+
+
+@pytest.fixture(scope="module")
+def refit_server(work):
+    """A server with keys logging content: tenant a's demo_user made the seed set's and the demo's
+    28 turns, all but the newest 3 labelled through the API (gate and records); tenant b has none."""
+    keys = work / "refit-keys.yaml"
+    made = {
+        "a-admin": add_key(keys, tenant="a", scopes=["recall", "write", "admin"], label="ra-admin"),
+        "a-recall": add_key(keys, tenant="a", scopes=["recall"], label="ra-recall"),
+        "b-admin": add_key(keys, tenant="b", scopes=["recall", "write", "admin"], label="rb-admin"),
+    }
+    log = work / "refit-log.db"
+    extra = ["--log", str(log), "--log-content"]
+    with persona_server(work, "refit", actors=["a:demo_user"], keys=keys, extra=extra) as server:
+        with server.client(made["a-admin"]) as c:
+            for message, _ in REFIT_MESSAGES:
+                body = {"actor_id": "demo_user", "session_id": "refit", "message": message}
+                assert c.post("/v1/recall", json=body).status_code == 200
+            truth = dict(REFIT_MESSAGES)
+            turns = c.get("/v1/decisions", params={"limit": 100}).json()["decisions"]
+            assert len(turns) == len(REFIT_MESSAGES)
+            for turn in turns[BY_KEYBOARD:]:
+                records = {x["id"]: _belongs(turn["message"], x["text"]) for x in turn["candidates"]}
+                body = {"decision_id": turn["id"], "gate": truth[turn["message"]], "records": records or None}
+                assert c.post("/v1/labels", json=body).status_code == 200
+        yield server, made, log
+
+
+def _preview(server: Server, key: str | None, head: str) -> httpx.Response:
+    with server.client(key, timeout=300.0) as c:
+        return c.get(f"/v1/refit-preview/{head}")
+
+
+#: the figures the page shows, per head (the judge's keep threshold is keep_rule.absolute)
+SHOWN = {
+    "gate": ["n", "accuracy", "auc", "ece", "open_rate_true", "closed_rate_false", "threshold"],
+    "judge": ["n", "turns", "accuracy", "auc", "mean_auc", "ece", "right_kept", "records_kept_per_request"],
+}
+
+
+def test_the_refit_preview_is_the_cli_fit_on_the_same_labels(refit_server, tmp_path):
+    """The preview's figures are what `recallwise tune gate|judge --from-log` prints for the labels
+    GET /v1/labels exports, and its commands, run as shown, write a head a policy loads."""
+    import json
+
+    from cli_runner import run_cli
+    from recallwise.serve.inspector import GateRefitOut, JudgeRefitOut
+
+    server, keys, log = refit_server
+    with server.client(keys["a-admin"]) as c:
+        exported = c.get("/v1/labels").json()
+    labels = tmp_path / "labels.json"
+    labels.write_text(json.dumps(exported), encoding="utf-8")
+    for head, model in (("gate", GateRefitOut), ("judge", JudgeRefitOut)):
+        answer = _preview(server, keys["a-admin"], head)
+        assert answer.status_code == 200, answer.text
+        preview = model.model_validate_json(answer.content).model_dump()
+        cli = run_cli("tune", head, "--from-log", str(log), "--labels", str(labels), "--json")
+        assert cli.returncode == 0, cli.stderr
+        fitted = json.loads(cli.stdout)
+        for side in ("before", "after"):
+            for key in SHOWN[head]:
+                assert preview[side][key] == pytest.approx(fitted[side][key], abs=1e-6), (head, side, key)
+        assert preview["graded_on"] == fitted["graded_on"] == "out of fold"
+        assert preview["notes"] == fitted["notes"]
+        if head == "judge":
+            assert preview["before"]["keep_rule"] == pytest.approx(fitted["before"]["keep_rule"])
+            assert preview["after"]["keep_rule"] == pytest.approx(fitted["after"]["keep_rule"])
+        # the fit moved something: the comparison above is not of two copies of one default
+        assert any(
+            preview["before"][k] != preview["after"][k] for k in SHOWN[head] if k not in ("n", "turns")
+        )
+
+    gate = _preview(server, keys["a-admin"], "gate").json()
+    judge = _preview(server, keys["a-admin"], "judge").json()
+    labelled = len(REFIT_MESSAGES) - BY_KEYBOARD
+    assert gate["turns"] == labelled and gate["left_out"] == 0
+    assert judge["turns"] + judge["left_out"] == labelled and judge["turns"] >= 10
+    assert judge["notes"][0].startswith(f"{judge['left_out']} labelled turn(s) without labelled records")
+    with server.client(keys["a-admin"]) as c:
+        served = c.get("/v1/decisions", params={"limit": 1}).json()["decisions"][0]["gate_threshold"]
+    assert gate["before"]["threshold"] == pytest.approx(served)  # graded as the server's gate decides
+
+    # the commands, run where the server runs, as shown
+    commands = gate["commands"]
+    assert commands["export"] == (
+        f'curl -s -H "Authorization: Bearer $RECALLWISE_KEY" {server.url}/v1/labels > labels.json'
+    )
+    assert commands["fit"] == (
+        f"recallwise tune gate --from-log {log} --labels labels.json --write-head gate.npz "
+        "--write-config recallwise.json"
+    )
+    assert commands["load"].startswith("RECALLWISE_CONFIG=recallwise.json recallwise serve")
+    assert keys["a-admin"] not in json.dumps(gate)
+    fit = run_cli(*commands["fit"].split()[1:], "--json", cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    assert json.loads(fit.stdout)["after"]["accuracy"] == pytest.approx(gate["after"]["accuracy"], abs=1e-6)
+    from recallwise import RecallPolicy
+    from recallwise.stores import open_store
+
+    with open_store("sqlite:///:memory:") as store:
+        policy = RecallPolicy.from_config(tmp_path / "recallwise.json", store)
+        assert policy.heads["gate"].startswith(f"gate head: config {tmp_path}")
+        assert policy.thresholds["gate"] == pytest.approx(gate["after"]["threshold"])
+        policy.close()
+
+
+def test_tune_from_the_log_fits_each_head_on_the_turns_labelled_for_it(refit_server, tmp_path):
+    """A log's labels hold both heads': a turn labelled for the judge only is left out of the gate's
+    fit (said), and labels with none for the head are refused, naming what to give."""
+    import json
+
+    from cli_runner import run_cli
+
+    server, keys, log = refit_server
+    with server.client(keys["a-admin"]) as c:
+        exported = c.get("/v1/labels").json()["labels"]
+    records_only = [{k: v for k, v in t.items() if k != "label"} for t in exported if "records" in t]
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps({"labels": exported[:-3] + records_only[:3]}), encoding="utf-8")
+    done = run_cli("tune", "gate", "--from-log", str(log), "--labels", str(mixed), "--json")
+    assert done.returncode == 0, done.stderr
+    fitted = json.loads(done.stdout)
+    assert fitted["before"]["n"] == len(exported) - 3
+    assert (
+        fitted["notes"][0] == "3 labelled turn(s) without a gate label left out (labelled for the judge only)"
+    )
+    assert fitted["data"][-1]["left_out"] == 3
+    judge_only = tmp_path / "judge-only.json"
+    judge_only.write_text(json.dumps({"labels": records_only}), encoding="utf-8")
+    done = run_cli("tune", "gate", "--from-log", str(log), "--labels", str(judge_only))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"recallwise: error: {judge_only}: no turn has a gate label (r / w on /ui, or 'gate' in POST "
+        "/v1/labels); the gate head is fitted on the turns labelled for it"
+    )
+
+
+def test_the_refit_preview_writes_nothing_and_shows_a_tenant_only_its_own_labels(refit_server, work):
+    server, keys, _ = refit_server
+    with server.client(keys["a-admin"]) as c:
+        labels_before = c.get("/v1/labels").json()
+        decisions_before = c.get("/v1/decisions", params={"limit": 100}).json()
+    files_before = sorted(p.name for p in work.iterdir())
+    assert _preview(server, keys["a-admin"], "gate").status_code == 200
+    # another tenant's admin key: none of a's labels, so nothing to fit, and nothing of a's said
+    for head in ("gate", "judge"):
+        other = _preview(server, keys["b-admin"], head)
+        assert other.status_code == 422, other.text
+        assert other.json()["error"]["message"] == (
+            "no labelled turns yet: label turns on /ui (or POST /v1/labels), then preview a refit"
+        )
+    assert _preview(server, keys["a-recall"], "gate").status_code == 403
+    assert _preview(server, None, "gate").status_code == 401
+    with server.client(keys["a-admin"]) as c:
+        assert c.get("/v1/labels").json() == labels_before
+        assert c.get("/v1/decisions", params={"limit": 100}).json() == decisions_before
+        assert c.get("/v1/refit-preview/other").status_code == 404
+    assert sorted(p.name for p in work.iterdir()) == files_before
+
+
+def test_the_refit_preview_says_why_it_cannot_fit(local, tenants):
+    """Too few labels, one head's labels only, or a log without text: a 422 naming the reason."""
+    listed = decisions(local).json()["decisions"]
+    drink = next(d for d in listed if d["message"] == DRINK)
+    hello = next(d for d in listed if d["message"] == "Hello!")
+    with local.client() as c:
+        for turn in listed:  # one class only
+            assert c.post("/v1/labels", json={"decision_id": turn["id"], "gate": True}).status_code == 200
+        gate = _preview(local, None, "gate")
+        assert gate.status_code == 422
+        assert gate.json()["error"]["message"] == (
+            f"cannot preview a gate refit: fit data: every label is true ({len(listed)} turns); a head "
+            "needs both classes"
+        )
+        assert c.post("/v1/labels", json={"decision_id": hello["id"], "gate": False}).status_code == 200
+        gate = _preview(local, None, "gate")  # too few
+        assert gate.status_code == 422 and gate.json()["error"]["message"].startswith(
+            f"cannot preview a gate refit: fit data: {len(listed)} labelled turns ({len(listed) - 1} true, "
+            "1 false); a gate head needs at least 20, with 5 of each class"
+        )
+        assert c.post("/v1/labels", json={"decision_id": drink["id"], "gate": True}).status_code == 200
+    server, keys = tenants
+    with server.client(keys["a-admin"]) as c:
+        one = c.get("/v1/decisions").json()["decisions"][0]["id"]
+        assert c.post("/v1/labels", json={"decision_id": one, "gate": True}).status_code == 200
+    judge = _preview(server, keys["a-admin"], "judge")
+    assert judge.status_code == 422 and "no turn has labelled records" in judge.json()["error"]["message"]
+    gate = _preview(server, keys["a-admin"], "gate")
+    assert gate.status_code == 422 and "--log-content" in gate.json()["error"]["message"]
+
+
+def test_a_server_without_a_log_has_no_refit_preview(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from recallwise.serve.app import create_app
+    from recallwise.serve.service import MemoryService
+    from recallwise.stores import open_store
+
+    store = open_store(f"sqlite:///{tmp_path}/m.db")
+    service = MemoryService.open(store, decider=None, batch_embeddings=False)
+    with TestClient(create_app(service), base_url="http://localhost") as c:
+        answer = c.get("/v1/refit-preview/gate")
+        assert answer.status_code == 404 and "--log FILE" in answer.json()["error"]["message"]
+
+
+@needs_chromium
+def test_a_person_labels_with_the_keyboard_then_previews_a_refit(refit_server, browser):
+    server, keys, log = refit_server
+    open_page(browser, server, keys["a-admin"], rows=len(REFIT_MESSAGES))
+    assert browser.evaluate("document.querySelector('#refit-gate').children.length") == 0
+    truth = dict(REFIT_MESSAGES)
+    shown = browser.evaluate(
+        "[...document.querySelectorAll('#turns tbody tr[data-id]')].map((tr) => ({"
+        " message: tr.querySelector('td.message').textContent, opened: tr.children[5].textContent}))"
+    )
+    # the newest turns have no label yet: j to each, r (the gate was right) or w (wrong)
+    for index in range(BY_KEYBOARD):
+        browser.press("j")
+        browser.wait_for(
+            f"document.querySelectorAll('#turns tbody tr')[{index}].classList.contains('selected')"
+        )
+        right = truth[shown[index]["message"]] == shown[index]["opened"].startswith("opened")
+        browser.press("r" if right else "w")
+        browser.wait_for(
+            f"document.querySelectorAll('#turns td.label')[{index}].textContent.startsWith('gate')"
+        )
+    browser.press("Escape")
+    browser.press("f")
+    browser.wait_for(
+        "document.querySelectorAll('.refit-head[data-state=shown]').length === 2"
+        " || document.querySelector('.refit-head[data-state=refused]') !== null",
+        timeout=300.0,
+    )
+    panels = browser.evaluate(
+        "[...document.querySelectorAll('.refit-head')].map((p) => ({"
+        " head: p.dataset.head, state: p.dataset.state,"
+        " rows: Object.fromEntries([...p.querySelectorAll('tbody tr')].map((tr) => [tr.dataset.key,"
+        " [tr.querySelector('td.before').dataset.value, tr.querySelector('td.after').dataset.value]])),"
+        " commands: p.querySelector('pre.commands')?.textContent,"
+        " counted: p.querySelector('.counted')?.textContent}))"
+    )
+    assert [p["state"] for p in panels] == ["shown", "shown"], panels
+    with server.client(keys["a-admin"]) as c:
+        exported = c.get("/v1/labels").json()["labels"]
+    assert len(exported) == len(REFIT_MESSAGES)  # the keyboard's labels landed
+    for panel in panels:
+        head = panel["head"]
+        preview = _preview(server, keys["a-admin"], head).json()
+        for key, (before, after) in panel["rows"].items():
+            field = "keep_rule" if key == "keep_threshold" else key
+            want = [preview[side][field] for side in ("before", "after")]
+            if key == "keep_threshold":
+                want = [w["absolute"] for w in want]
+            got = [None if v == "" else float(v) for v in (before, after)]
+            assert got == pytest.approx(want, abs=1e-6), (head, key)
+        assert panel["commands"].splitlines() == [
+            preview["commands"]["export"],
+            preview["commands"]["fit"],
+            preview["commands"]["load"],
+        ]
+        assert f"recallwise tune {head} --from-log {log} --labels labels.json" in panel["commands"]
+        assert keys["a-admin"] not in panel["commands"]
+    assert panels[0]["counted"].startswith(f"{len(REFIT_MESSAGES)} labelled turn(s)")
+    assert "nothing was written" in browser.evaluate("document.querySelector('#status').textContent")
+    assert browser.console_errors() == []
+    assert all(u.startswith(server.url) or u.startswith("data:") for u in browser.requested_urls())
+    if os.environ.get("RECALLWISE_WRITE_SCREENSHOT") == "1":
+        REFIT_SCREENSHOT.write_bytes(browser.element_screenshot("#refit"))
+
+    # another tenant's admin key: the same page previews nothing of a's
+    open_page(browser, server, keys["b-admin"], rows=0)
+    browser.press("f")
+    browser.wait_for(
+        "document.querySelectorAll('.refit-head[data-state=refused]').length === 2", timeout=60.0
+    )
+    refused = browser.evaluate(
+        "[...document.querySelectorAll('.refit-head p.refused')].map((p) => p.textContent)"
+    )
+    assert all(r.startswith("no labelled turns yet") for r in refused)
+    assert browser.evaluate("document.querySelectorAll('.refit-head td').length") == 0
+    # the two 422s the page showed as its reason are the only errors (Chromium logs each one)
+    refusal = "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"
+    assert browser.failed_loads() == [
+        (f"{server.url}/v1/refit-preview/gate", refusal),
+        (f"{server.url}/v1/refit-preview/judge", refusal),
+    ]
+    assert browser.console_errors() == [refusal, refusal]

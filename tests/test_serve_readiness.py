@@ -18,7 +18,9 @@ from recallwise.stores.sqlite import SQLiteStore
 
 pytest.importorskip("fastapi")
 
-from recallwise.serve.service import LOCAL, MemoryService
+from recallwise.serve.access import LOCAL
+from recallwise.serve.models import RecallOut
+from recallwise.serve.service import MemoryService
 from serve_server import serve
 
 DRINK = "I'd like a drink, what should I get?"
@@ -72,16 +74,16 @@ def service(tmp_path):
     service.close()
 
 
-def _recall(service: MemoryService) -> dict[str, Any]:
+def _recall(service: MemoryService) -> RecallOut:
     return service.recall(LOCAL, "demo_user", DRINK)
 
 
 def test_not_ready_while_the_circuit_is_open_and_the_check_is_its_trial(service) -> None:
     service, store, clock = service
-    assert service.ready()["embedder"]
+    assert service.ready().embedder
     store.down = True
     for _ in range(3):
-        assert _recall(service)["records"] == []
+        assert _recall(service).records == []
     breaker = service.policy.store_breaker
     assert breaker.state == "open"
     store.down = False  # the database is back, but the circuit does not know yet
@@ -89,11 +91,11 @@ def test_not_ready_while_the_circuit_is_open_and_the_check_is_its_trial(service)
     with pytest.raises(StoreError, match="circuit is open"):
         service.ready()
     assert store.calls == calls  # refused without asking the store
-    assert "circuit open" in _recall(service)["errors"][0]
+    assert "circuit open" in _recall(service).errors[0]
     clock.now += 1.0  # the cool-down is over: the readiness check is the trial call
-    assert service.ready()["embedder"]
+    assert service.ready().embedder
     assert breaker.state == "closed" and store.calls == calls + 1
-    assert _recall(service)["records"]  # ready means recall works
+    assert _recall(service).records  # ready means recall works
 
 
 def test_failing_readiness_checks_open_the_circuit(service) -> None:
@@ -106,7 +108,7 @@ def test_failing_readiness_checks_open_the_circuit(service) -> None:
     assert service.policy.store_breaker.state == "open"
     store.down = False
     clock.now += 1.0
-    assert service.ready()["embedder"] and service.policy.store_breaker.state == "closed"
+    assert service.ready().embedder and service.policy.store_breaker.state == "closed"
 
 
 def test_a_failed_trial_is_not_ready_and_reopens_the_circuit(service) -> None:

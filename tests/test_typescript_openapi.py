@@ -1,9 +1,11 @@
 """The TypeScript client's OpenAPI snapshot is the app's own document, so the two cannot drift.
 
-``clients/typescript/openapi.json`` is what the TypeScript types are written against (and what
-its ``npm test`` checks them with); this test compares it to ``create_app(...).openapi()``.
-After changing the API, rewrite it with ``RECALLWISE_WRITE_OPENAPI=1 pytest tests/test_typescript_openapi.py``
-and update ``clients/typescript/src/types.ts`` until ``npm test`` passes.
+``clients/typescript/openapi.json`` is what the TypeScript types are generated from (``npm run
+types``; its ``npm test`` fails when they are not); this test compares it to
+``create_app(...).openapi()``, which FastAPI builds from the service's response models
+(``recallwise.serve.models``). After changing the API, rewrite it with
+``RECALLWISE_WRITE_OPENAPI=1 pytest tests/test_typescript_openapi.py``, then run ``npm run types``
+in ``clients/typescript``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def test_the_snapshot_is_the_live_document():
     committed = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
     assert committed == live, (
         "clients/typescript/openapi.json differs from the app's /openapi.json: rewrite it with "
-        "RECALLWISE_WRITE_OPENAPI=1 pytest tests/test_typescript_openapi.py, then fix the TypeScript types"
+        "RECALLWISE_WRITE_OPENAPI=1 pytest tests/test_typescript_openapi.py, then `npm run types` in "
+        "clients/typescript"
     )
 
 

@@ -17,8 +17,10 @@ import type {
   ErrorOut,
   EventsOut,
   ForgotActor,
+  GateRefitOut,
   JudgeCandidateIn,
   JudgeOut,
+  JudgeRefitOut,
   LabelledTurnOut,
   LabelsIn,
   LabelsOut,
@@ -28,6 +30,7 @@ import type {
   RecordPage,
   RecordsOut,
   SearchOut,
+  TraceOut,
 } from "./types.js";
 
 /** Why a request failed: no answer in time, no connection, or an HTTP error status. */
@@ -124,7 +127,12 @@ export interface JudgeResult extends JudgeOut {
   failed: boolean;
 }
 
-const EMPTY_TRACE: RecallOut["trace"] = {
+/**
+ * What a recall that never reached the service traced. This and the two fallback answers below are
+ * the client's own behaviour (failing open), typed by the generated wire types: a required field the
+ * service adds fails `tsc` here until the fallback says what it is when the service was not reached.
+ */
+const EMPTY_TRACE: TraceOut = {
   skipped: "the service was not reached",
   gate_p: null,
   gate_threshold: null,
@@ -368,6 +376,18 @@ export class RecallwiseClient {
     if (options.actorId !== undefined) query.set("actor_id", options.actorId);
     if (options.sessionId !== undefined) query.set("session_id", options.sessionId);
     return this.send<LabelsOut>("GET", `/v1/labels?${query}`, undefined, options.signal);
+  }
+
+  /**
+   * What refitting the gate or the judge head on the labels would do: the labelled turns' figures
+   * before and after, as `recallwise tune gate|judge --from-log` fits them, and the commands that
+   * apply it. Writes nothing; takes seconds on many labels (set `timeoutMs` to match). Throws on
+   * failure: a 422 says why the labels cannot fit one (too few, one class only, no text logged).
+   */
+  async refitPreview(head: "gate", signal?: AbortSignal): Promise<GateRefitOut>;
+  async refitPreview(head: "judge", signal?: AbortSignal): Promise<JudgeRefitOut>;
+  async refitPreview(head: "gate" | "judge", signal?: AbortSignal): Promise<GateRefitOut | JudgeRefitOut> {
+    return this.send<GateRefitOut | JudgeRefitOut>("GET", `/v1/refit-preview/${head}`, undefined, signal);
   }
 
   private failOpen(error: unknown, endpoint: string, fallback: string): void {

@@ -81,6 +81,13 @@ test("the decision log lists the turns, and a label comes back in the fit format
     assert.equal(error.status, 422);
     return true;
   });
+  // one labelled turn is too few to refit a head: the service says so
+  await assert.rejects(client.refitPreview("gate"), (error) => {
+    assert.ok(error instanceof RecallwiseError);
+    assert.equal(error.status, 422);
+    assert.match(error.message, /cannot preview a gate refit: .*a head needs both classes/);
+    return true;
+  });
 });
 
 test("records and events round trip; forget deletes them", async () => {

@@ -441,7 +441,8 @@ def _in_process(
 ) -> dict[str, Any]:
     """The same sessions as threads calling the service directly (no HTTP), on the same store."""
     from ..records import MemoryRecord, resolve_namespace
-    from ..serve.service import MemoryService, Principal
+    from ..serve.access import Principal
+    from ..serve.service import MemoryService
     from ..stores import open_store
 
     service = MemoryService.open(open_store(url), max_batch=max_batch)

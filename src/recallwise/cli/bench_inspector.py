@@ -23,6 +23,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--turns", type=int, default=100_000, help="turns in the log (default 100000)")
     parser.add_argument("--repeats", type=int, default=20, help="timed requests per filter (default 20)")
+    parser.add_argument(
+        "--refit-labels",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time the refit preview (GET /v1/refit-preview/gate and /judge) on N labelled turns "
+        "of one actor, added to the log (synthetic labels over the demo persona; default 0: not timed)",
+    )
     add_json(parser)
     parser.set_defaults(func=run)
 
@@ -30,6 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.turns < 1000 or args.repeats < 1:
         raise UsageError("--turns must be at least 1000 and --repeats at least 1")
+    if args.refit_labels and args.refit_labels < 40:
+        raise UsageError(
+            f"--refit-labels {args.refit_labels}: at least 40 (a gate head needs 20 labelled turns, half "
+            "of them general questions without records)"
+        )
     require_extra("serve", "recallwise bench inspector")  # the server it starts needs the service's packages
     from ..bench.inspector import bench_inspector
 
@@ -40,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
         bar = tqdm(total=args.turns, desc="writing the log", unit="turn", file=sys.stderr, leave=False)
     try:
         result = bench_inspector(
-            turns=args.turns, repeats=args.repeats, progress=bar.update if bar is not None else None
+            turns=args.turns,
+            repeats=args.repeats,
+            refit_labels=args.refit_labels,
+            progress=bar.update if bar is not None else None,
         )
     finally:
         if bar is not None:
@@ -58,4 +74,17 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"\nslowest filter p50 {result['worst_p50_ms']} ms against <= {result['target_ms']:.0f} ms: {verdict}"
     )
+    if result["refit"]:
+        print(f"\nrefit preview on {result['refit_labels']} labelled turns (GET /v1/refit-preview/HEAD):")
+        refits = [
+            (
+                head,
+                r["turns"],
+                r["records"] or "–",
+                ", ".join(map(str, r["request_s"])),
+                ", ".join(map(str, r["fit_s"])),
+            )
+            for head, r in result["refit"].items()
+        ]
+        print(table(refits, ["head", "turns fitted", "records", "request (s)", "fit (s)"]))
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..deciders import Decider
 from ..errors import RecallwiseError, UsageError
@@ -30,6 +30,9 @@ from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
 from ..tuning.heads import OPEN_RATE, RECORDS_PER_REQUEST
 from . import emit_json, progress_enabled
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
+
+if TYPE_CHECKING:
+    from ..serve.refit import HeadName
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -205,7 +208,7 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
         "--from-log",
         metavar="LOG.db",
         help="fit on logged decisions: their messages and records from this decision log, their "
-        "labels from --labels (default: none)",
+        "labels from --labels, the turns labelled for this head (default: none)",
     )
     parser.add_argument(
         "--write-head",
@@ -694,20 +697,33 @@ def _echo_notes(result: TuneResult, reads_wording: bool = True) -> list[str]:
 # ---- fitting learned heads ------------------------------------------------------------
 
 
-def _fit_data(args: argparse.Namespace, role: str) -> tuple[list[Any], list[dict[str, Any]]]:
-    from ..tuning.labelled import labelled_turns_from_log, read_labelled_sources
+def _fit_data(args: argparse.Namespace, role: HeadName) -> tuple[list[Any], list[dict[str, Any]], list[str]]:
+    """The turns to fit on, where each set came from, and notes (what a log's labels left out)."""
+    from ..serve.refit import logged_turns
+    from ..tuning.labelled import read_labelled_sources, read_labelled_turns
 
     pattern = f"{role}-*.jsonl"
     turns, sources = read_labelled_sources(args.fit or [], pattern, role)
+    notes: list[str] = []
     if args.from_log:
         if not args.labels:
             raise UsageError("--from-log LOG.db needs --labels LABELS.jsonl (the labels of its decisions)")
-        logged = labelled_turns_from_log(args.from_log, args.labels)
-        turns.extend(logged)
-        sources.append({"path": f"{args.from_log} + {args.labels}", "turns": len(logged)})
+        # the log's labels hold both heads' (a turn's gate, its records, or both): the turns
+        # labelled for this head are fitted on, as the inspector's refit preview does
+        logged = logged_turns(role, args.from_log, read_labelled_turns(args.labels), source=args.labels)
+        turns.extend(logged.turns)
+        sources.append(
+            {
+                "path": f"{args.from_log} + {args.labels}",
+                "turns": len(logged.turns),
+                "left_out": logged.left_out,
+            }
+        )
+        if logged.note:
+            notes.append(logged.note)
     elif args.labels and args.role == "judge":
         raise UsageError("--labels goes with --from-log LOG.db (use --fit for a labelled-turn file)")
-    return turns, sources
+    return turns, sources, notes
 
 
 def run_fit(args: argparse.Namespace) -> int:
@@ -716,10 +732,10 @@ def run_fit(args: argparse.Namespace) -> int:
     from ..deciders.heads import file_sha256
     from ..policy.config import FittedHead, configured_decider
     from ..policy.thresholds import Thresholds
-    from ..tuning.heads import KeepRule, fit_gate_head, fit_judge_head
+    from ..serve.refit import fit_head
     from ..tuning.labelled import read_labelled_sources
 
-    role = args.role
+    role: HeadName = args.role
     if not _fit_mode(args):
         raise UsageError(
             f"tune {role} needs --fit DATA (labelled turns) or --from-log LOG.db --labels LABELS"
@@ -739,7 +755,7 @@ def run_fit(args: argparse.Namespace) -> int:
     env = config_from_env()  # a broken RECALLWISE_CONFIG is reported now, not after the fit
     if args.write_config and Path(args.write_config).exists():
         read_config(args.write_config)
-    turns, sources = _fit_data(args, role)
+    turns, sources, data_notes = _fit_data(args, role)
     calibration = (
         read_labelled_sources(args.calibrate, f"{role}-*.jsonl", role)[0] if args.calibrate else None
     )
@@ -759,31 +775,22 @@ def run_fit(args: argparse.Namespace) -> int:
         total *= 2 if current.multilingual_decider() is not None else 1
     bar = _progress(args, total, "message" if role == "gate" else "turn")
     try:
-        if role == "gate":
-            fit = fit_gate_head(
-                turns,
-                embedder=embedder,
-                calibration=calibration,
-                current=current,
-                threshold=thresholds["gate"],
-                open_rate=args.open_rate,
-                progress=bar.update if bar else None,
-                provenance=provenance,
-            )
-        else:
-            fit = fit_judge_head(
-                turns,
-                embedder=embedder,
-                calibration=calibration,
-                current=current,
-                keep=KeepRule(thresholds["judge"], thresholds["judge_relative"]),
-                records_per_request=args.records_per_request,
-                progress=bar.update if bar else None,
-                provenance=provenance,
-            )
+        fit = fit_head(
+            role,
+            turns,
+            current=current,
+            thresholds=thresholds,
+            embedder=embedder,
+            calibration=calibration,
+            open_rate=getattr(args, "open_rate", OPEN_RATE),
+            records_per_request=getattr(args, "records_per_request", RECORDS_PER_REQUEST),
+            progress=bar.update if bar else None,
+            provenance=provenance,
+        )
     finally:
         if bar is not None:
             bar.close()
+    fit.notes[:0] = data_notes
     written: dict[str, str | None] = {"head": None, "config": None}
     if args.write_head:
         path = fit.write(args.write_head)

@@ -23,7 +23,8 @@ being read never holds up a row being written; a page is one covering-index scan
 order.
 
 The layout is versioned in SQLite's ``user_version``; a file from an older release is migrated
-on open (ordered steps, one transaction), a file from a newer release is refused.
+on open (ordered steps, one transaction: :func:`~recallwise.stores.sql.migrate_sqlite`, as the
+SQLite store's), a file from a newer release is refused.
 """
 
 from __future__ import annotations
@@ -41,14 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..stores.base import ClosesOnExit
+from ..stores.sql import MigrationStep, migrate_sqlite
 from .trace import Trace
 
 __all__ = ["LOG_ENV", "LOG_SCHEMA_VERSION", "DecisionLog", "LoggedTurn", "TurnFilter"]
 
 #: names a decision log file used by every policy built without ``log=``
 LOG_ENV = "RECALLWISE_LOG"
-#: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
-LOG_SCHEMA_VERSION = 2
 #: rows queued for the log's thread at most (a turn waits past it), and rows per transaction
 _QUEUE = 1000
 _BATCH = 100
@@ -103,8 +104,9 @@ def _v2(conn: sqlite3.Connection) -> None:
 
 
 #: ``_MIGRATIONS[i]`` takes a log from version ``i`` to ``i + 1``
-_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
-assert len(_MIGRATIONS) == LOG_SCHEMA_VERSION
+_MIGRATIONS: tuple[MigrationStep, ...] = (_v1, _v2)
+#: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
+LOG_SCHEMA_VERSION = len(_MIGRATIONS)
 
 _COLUMNS = (
     "seq, at, actor_id, session_id, decider, message, gate_p, gate_threshold, gate_open, retrieved, "
@@ -280,7 +282,7 @@ def _without_content(trace: dict[str, Any]) -> dict[str, Any]:
     return trace
 
 
-class DecisionLog:
+class DecisionLog(ClosesOnExit):
     """Appends each turn's decision to a SQLite file, pages through them and keeps their labels;
     thread-safe. ``content=False`` keeps no message or memory text."""
 
@@ -329,18 +331,9 @@ class DecisionLog:
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            found = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            if found > LOG_SCHEMA_VERSION:
-                raise UsageError(
-                    f"decision log {str(self.path)!r} has schema version {found}; this recallwise "
-                    f"reads version {LOG_SCHEMA_VERSION}: upgrade recallwise to read it"
-                )
-            has_turns = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'turns'").fetchone()
-            if found == 0 and has_turns:
-                found = 1  # written before the version was recorded: the version-1 layout
-            for step in _MIGRATIONS[found:]:
-                step(conn)
-            conn.execute(f"PRAGMA user_version = {LOG_SCHEMA_VERSION}")
+            # a log written before the version was recorded (0) has the version-1 layout, which
+            # _v1 then leaves as it is (IF NOT EXISTS)
+            migrate_sqlite(conn, _MIGRATIONS, what=f"decision log {str(self.path)!r}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -612,12 +605,6 @@ class DecisionLog:
         with self._lock, self._read_lock:
             self._conn.close()
             self._reader.close()
-
-    def __enter__(self) -> DecisionLog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"DecisionLog({str(self.path)!r})"

@@ -22,7 +22,7 @@ import hmac
 import json
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,9 @@ from typing import Any
 import yaml
 
 from ..errors import UsageError
-from .service import SCOPES, Principal
+from .access import SCOPES, Principal
 
-__all__ = ["KEY_PREFIX", "KeyEntry", "Keyring", "digest", "new_key"]
+__all__ = ["KEY_PREFIX", "KeyEntry", "Keyring", "digest", "new_key", "presented_key"]
 
 KEY_PREFIX = "rw_"
 
@@ -119,6 +119,12 @@ class Keyring:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The API key a request presents: ``Authorization: Bearer KEY``, else ``X-Api-Key``."""
+    header = headers.get("authorization", "") or ""
+    return header[7:].strip() if header[:7].lower() == "bearer " else headers.get("x-api-key")
 
 
 def add_key(path: str | os.PathLike[str], *, tenant: str, scopes: Sequence[str], label: str | None) -> str:

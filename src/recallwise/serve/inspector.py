@@ -10,6 +10,9 @@ text; off by default). This module serves, beside the API:
   needed) and per-record labels (true: the record belongs); ``GET /v1/labels``: every labelled
   turn, in the format ``recallwise tune gate --fit`` / the judge's fit read (the same as
   ``recallwise log LOG --labels``);
+- ``GET /v1/refit-preview/gate`` and ``/judge``: what refitting that head on the labels would do,
+  the labelled turns' figures before and after, computed by the fit ``recallwise tune gate|judge
+  --from-log`` runs (:mod:`.refit`), with the commands that apply it; it writes nothing;
 - ``GET /ui``: the page (static HTML, CSS and JS shipped in the wheel under ``static/``; no CDN,
   no inline script, a strict content security policy). It holds no data itself: everything it
   shows comes from the APIs above, with the key typed into it (kept in the tab's
@@ -23,26 +26,38 @@ The log is the SQLite file ``--log`` names, also with a PostgreSQL store: each h
 (``--workers N``) share it; replicas on several hosts each show their own (docs/inspector.md).
 """
 
-from collections.abc import Callable
-from functools import cache
+import math
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from functools import cache, partial
 from html import escape
 from importlib import resources
-from typing import Annotated
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from fastapi import APIRouter, Depends, Query
+import anyio
+import anyio.to_thread
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..deciders.embedded import EmbeddedDecider
 from ..errors import InvalidIdError, UsageError
 from ..policy.log import DecisionLog, LoggedTurn, TurnFilter
 from ..records import validate_id
-from .service import MemoryService, Principal, ServiceError
+from ..tuning.labelled import parse_labelled_turns
+from .access import Principal, ServiceError
+from .refit import HeadName, fit_head, logged_turns, refit_commands
+from .service import MemoryService
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
     "DecisionOut",
     "DecisionPage",
+    "GateFiguresOut",
+    "GateRefitOut",
     "Inspector",
+    "JudgeFiguresOut",
+    "JudgeRefitOut",
     "LabelsIn",
     "LabelsOut",
     "inspector_router",
@@ -141,6 +156,122 @@ class LabelsOut(BaseModel):
     labels: list[LabelledTurnOut]
 
 
+class _Figures(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GateFiguresOut(_Figures):
+    """The gate on the labelled turns, at one threshold (``recallwise tune gate --json``'s
+    ``before`` / ``after``)."""
+
+    n: int = Field(description="labelled turns graded")
+    accuracy: float = Field(description="share of the turns the gate decided as labelled")
+    auc: float | None = Field(description="P(a turn that needed memory scores above one that did not)")
+    ece: float | None = Field(description="expected calibration error of its p (0: p means what it says)")
+    brier: float | None
+    open_rate_true: float | None = Field(description="share of the turns that needed memory it opened on")
+    closed_rate_false: float | None = Field(description="share of the turns that did not that it closed on")
+    threshold: float = Field(description="the gate threshold it was graded at")
+
+
+class KeepRuleOut(_Figures):
+    absolute: float = Field(description="keep a record with p >= this")
+    relative: float | None = Field(description="and with p >= the turn's best p - this")
+
+
+class JudgeFiguresOut(_Figures):
+    """The judge on the labelled records the policy's search returns for each labelled turn
+    (``recallwise tune judge --json``'s ``before`` / ``after``)."""
+
+    n: int = Field(description="labelled records graded")
+    turns: int
+    accuracy: float | None = Field(description="share of the records judged as labelled, at p 0.5")
+    auc: float | None = Field(description="pooled over every record")
+    mean_auc: float | None = Field(description="per turn, averaged")
+    ece: float | None
+    right_kept: float | None = Field(description="share of a request's records that belong which were kept")
+    right_first: float | None = Field(description="share of requests whose best-judged record belongs")
+    records_kept_per_request: float | None = Field(
+        description="records kept per turn with a record that belongs"
+    )
+    records_kept_per_general_turn: float | None = Field(description="records kept per turn with none")
+    requests: int
+    general_turns: int
+    keep_rule: KeepRuleOut
+
+
+class RefitCommandsOut(BaseModel):
+    """The commands that apply the refit, run where the server runs."""
+
+    export: str = Field(description="write the labels the preview read to labels.json")
+    fit: str = Field(description="fit the head on them and name it in a threshold config")
+    load: str = Field(description="start the server with that config: the new head answers")
+
+
+class _RefitPreview(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: the head it previews, and the model of its figures
+    HEAD: ClassVar[HeadName]
+    FIGURES: ClassVar[type[_Figures]]
+
+    head: HeadName
+    turns: int = Field(description="labelled turns the fit read (this tenant's, labelled for this head)")
+    left_out: int = Field(description="labelled turns without a label for this head (the other head's only)")
+    graded_on: str = Field(
+        description="what 'after' was graded on: 'out of fold' (each turn by a fit without it)"
+    )
+    before: _Figures
+    after: _Figures
+    notes: list[str]
+    seconds: float = Field(description="how long the fit took")
+    commands: RefitCommandsOut
+
+
+class GateRefitOut(_RefitPreview):
+    """What refitting the gate head on the labels would do: the current gate and the refitted one
+    on the same labelled turns. Nothing is written."""
+
+    HEAD: ClassVar[HeadName] = "gate"
+    FIGURES: ClassVar[type[_Figures]] = GateFiguresOut
+
+    head: Literal["gate"]
+    before: GateFiguresOut = Field(description="the gate answering now, at its threshold")
+    after: GateFiguresOut = Field(description="the refitted head, at its own threshold (saved with it)")
+
+
+class JudgeRefitOut(_RefitPreview):
+    """What refitting the judge head on the labels would do: the current judge and the refitted one
+    on the same labelled turns. Nothing is written."""
+
+    HEAD: ClassVar[HeadName] = "judge"
+    FIGURES: ClassVar[type[_Figures]] = JudgeFiguresOut
+
+    head: Literal["judge"]
+    before: JudgeFiguresOut = Field(description="the judge answering now, with its keep rule")
+    after: JudgeFiguresOut = Field(description="the refitted head, with its own keep threshold")
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+_Preview = TypeVar("_Preview", bound=_RefitPreview)
+
+
+def _plain(value: Any) -> Any:
+    """A figure as JSON holds it: numpy scalars as Python numbers, NaN (undefined) as null."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _figures(model: type[_Model], figures: Mapping[str, Any]) -> _Model:
+    """The fit's figures the model declares (the fit's others are in ``recallwise tune --json``)."""
+    return model.model_validate({name: _plain(figures[name]) for name in model.model_fields})
+
+
 # ---- the operations -----------------------------------------------------------------------------------
 class Inspector:
     """The inspector's operations over a service's decision log, scoped by tenant."""
@@ -235,6 +366,48 @@ class Inspector:
         turns = log.labelled_turns(self._filter(principal, actor_id, session_id))
         return LabelsOut(labels=[self._labelled(principal, t) for t in turns])
 
+    def refit_preview(
+        self, principal: Principal, model: type[_Preview], *, base_url: str, keys: bool
+    ) -> _Preview:
+        """Fit the head ``model`` previews on this tenant's labels as ``recallwise tune HEAD
+        --from-log`` does, and report the figures before and after; writes nothing. Blocking
+        (seconds on many labels)."""
+        head = model.HEAD
+        log = self._open(principal)
+        decider = self.service.policy.decider
+        if not isinstance(decider, EmbeddedDecider):
+            name = "none (the stock arm)" if decider is None else decider.name
+            raise ServiceError(
+                422, f"learned heads are the embedded decider's; this server's decider is {name}"
+            )
+        exported = self.labels(principal)
+        if not exported.labels:
+            raise ServiceError(
+                422, "no labelled turns yet: label turns on /ui (or POST /v1/labels), then preview a refit"
+            )
+        # the document GET /v1/labels answers, read as `recallwise tune --labels` reads its file
+        document = exported.model_dump_json(exclude_unset=True)
+        started = time.perf_counter()
+        try:
+            labels = parse_labelled_turns(document, "GET /v1/labels")
+            logged = logged_turns(head, log.path, labels, source="GET /v1/labels")
+            fit = fit_head(head, logged.turns, current=decider, thresholds=self.service.policy.thresholds)
+        except UsageError as exc:
+            raise ServiceError(422, f"cannot preview a {head} refit: {exc}") from None
+        commands = refit_commands(head, log_path=log.path, base_url=base_url, keys=keys, decider=decider)
+        fields: dict[str, Any] = {
+            "head": head,
+            "turns": len(logged.turns),
+            "left_out": logged.left_out,
+            "graded_on": fit.graded_on,
+            "notes": [n for n in (logged.note, *fit.notes) if n],
+            "seconds": round(time.perf_counter() - started, 3),
+            "before": _figures(model.FIGURES, fit.before),
+            "after": _figures(model.FIGURES, fit.after),
+            "commands": RefitCommandsOut(**commands),
+        }
+        return model(**fields)
+
     # ---- shapes --------------------------------------------------------------------------------------
     def _outward(self, principal: Principal, turn: LoggedTurn) -> Callable[[str], str]:
         """Text as the caller names things: the tenant's prefix taken off actor ids."""
@@ -300,11 +473,6 @@ def _session(session_id: str) -> str:
         raise ServiceError(422, str(exc), field="session_id") from None
 
 
-def _json(model: BaseModel) -> Response:
-    # unset fields (a message or text the log does not keep) are absent, not null
-    return Response(model.model_dump_json(exclude_unset=True), media_type="application/json")
-
-
 # ---- the page -------------------------------------------------------------------------------------------
 @cache
 def _static(name: str) -> bytes:
@@ -320,14 +488,18 @@ _PAGE_HEADERS = {
 }
 
 
-def inspector_router(service: MemoryService, principal: Callable[..., Principal], *, keys: bool) -> APIRouter:
+def inspector_router(
+    service: MemoryService, principal: Callable[..., Awaitable[Principal]], *, keys: bool
+) -> APIRouter:
     """The inspector's routes; ``principal`` is the app's key dependency, ``keys`` whether the
-    server has keys (the page then asks for one before it asks for data)."""
+    server has keys (the page then asks for one before it asks for data). Unset fields (a message
+    or text the log does not keep) are absent from the JSON, not null."""
     inspector = Inspector(service)
     router = APIRouter()
     Who = Annotated[Principal, Depends(principal)]
+    refits: list[anyio.CapacityLimiter] = []  # made on first use: a limiter belongs to the event loop
 
-    @router.get("/v1/decisions", response_model=DecisionPage, tags=["inspector"])
+    @router.get("/v1/decisions", tags=["inspector"], response_model_exclude_unset=True)
     def list_decisions(
         who: Who,
         actor_id: str | None = None,
@@ -336,9 +508,9 @@ def inspector_router(service: MemoryService, principal: Callable[..., Principal]
         errors: bool | None = Query(default=None, description="true: turns with errors; false: without"),
         limit: Annotated[int, Query(ge=1)] = 50,
         cursor: Annotated[int | None, Query(ge=1, description="next_cursor of the page before")] = None,
-    ) -> Response:
+    ) -> DecisionPage:
         """A page of logged decisions, newest first (needs the admin scope; the tenant's only)."""
-        page = inspector.decisions(
+        return inspector.decisions(
             who,
             actor_id=actor_id,
             session_id=session_id,
@@ -347,22 +519,46 @@ def inspector_router(service: MemoryService, principal: Callable[..., Principal]
             limit=limit,
             cursor=cursor,
         )
-        return _json(page)
 
-    @router.get("/v1/decisions/{decision_id}", response_model=DecisionOut, tags=["inspector"])
-    def get_decision(decision_id: int, who: Who) -> Response:
+    @router.get("/v1/decisions/{decision_id}", tags=["inspector"], response_model_exclude_unset=True)
+    def get_decision(decision_id: int, who: Who) -> DecisionOut:
         """One logged decision."""
-        return _json(inspector.decision(who, decision_id))
+        return inspector.decision(who, decision_id)
 
-    @router.post("/v1/labels", response_model=LabelledTurnOut, tags=["inspector"])
-    def add_labels(body: LabelsIn, who: Who) -> Response:
+    @router.post("/v1/labels", tags=["inspector"], response_model_exclude_unset=True)
+    def add_labels(body: LabelsIn, who: Who) -> LabelledTurnOut:
         """Label a decision: the gate (true: memory was needed) and its records (true: belongs)."""
-        return _json(inspector.add_labels(who, body))
+        return inspector.add_labels(who, body)
 
-    @router.get("/v1/labels", response_model=LabelsOut, tags=["inspector"])
-    def list_labels(who: Who, actor_id: str | None = None, session_id: str | None = None) -> Response:
+    @router.get("/v1/labels", tags=["inspector"], response_model_exclude_unset=True)
+    def list_labels(who: Who, actor_id: str | None = None, session_id: str | None = None) -> LabelsOut:
         """Every labelled decision, as ``recallwise tune gate --fit`` and the judge's fit read them."""
-        return _json(inspector.labels(who, actor_id=actor_id, session_id=session_id))
+        return inspector.labels(who, actor_id=actor_id, session_id=session_id)
+
+    async def refit(who: Principal, model: type[_Preview], request: Request) -> _Preview:
+        # A fit holds a CPU for seconds: off the event loop, and one at a time per process (a
+        # second waits), so previews never take the worker threads turns are answered in.
+        if not refits:
+            refits.append(anyio.CapacityLimiter(1))
+        run = partial(
+            inspector.refit_preview, who, model, base_url=str(request.base_url).rstrip("/"), keys=keys
+        )
+        return await anyio.to_thread.run_sync(run, limiter=refits[0])
+
+    @router.get("/v1/refit-preview/gate", tags=["inspector"])
+    async def refit_preview_gate(who: Who, request: Request) -> GateRefitOut:
+        """What refitting the gate head on the labels would do: accuracy, AUC, ECE and open / closed
+        rates of the labelled turns before and after, as ``recallwise tune gate --from-log`` fits it,
+        and the commands that apply it. Writes nothing; 422 saying why when the labels cannot fit one."""
+        return await refit(who, GateRefitOut, request)
+
+    @router.get("/v1/refit-preview/judge", tags=["inspector"])
+    async def refit_preview_judge(who: Who, request: Request) -> JudgeRefitOut:
+        """What refitting the judge head on the labels would do: accuracy, AUC, ECE, the right
+        records kept and records kept per request before and after, as ``recallwise tune judge
+        --from-log`` fits it, and the commands that apply it. Writes nothing; 422 saying why when
+        the labels cannot fit one."""
+        return await refit(who, JudgeRefitOut, request)
 
     @router.get("/ui", include_in_schema=False)
     def page() -> Response:

@@ -15,14 +15,17 @@ into an MCP error result naming the problem; nothing is stored and the server ke
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..policy.pack import count_tokens, pack_context
-from .service import LOCAL, MemoryService, Principal, ServiceError
+from .access import LOCAL, Principal, ServiceError
+from .auth import presented_key
+from .models import RecallOut, RecordOut
+from .service import MemoryService
 
 __all__ = ["DEFAULT_TOKEN_BUDGET", "NOTHING_RELEVANT", "SYSTEM_PROMPT", "build_mcp_server", "mount_mcp"]
 
@@ -47,6 +50,9 @@ def _problem(message: str) -> Exception:
 
 def _fail(exc: ServiceError) -> Exception:
     return _problem(str(exc))
+
+
+Result = TypeVar("Result")
 
 
 def build_mcp_server(
@@ -77,7 +83,7 @@ def build_mcp_server(
         instructions=SYSTEM_PROMPT,
     )
 
-    def call(ctx: Context, op: Callable[[Principal, str], dict[str, Any]]) -> dict[str, Any]:
+    def call(ctx: Context, op: Callable[[Principal, str], Result]) -> Result:
         try:
             request = ctx.request_context.request
         except (AttributeError, ValueError, LookupError):
@@ -112,10 +118,10 @@ def build_mcp_server(
         items = [{"role": "user", "text": text}] if text is not None else list(messages or [])
         body = call(ctx, lambda p, a: service.add_events(p, a, "mcp", items))
         return {
-            "added": body.get("added", 0),
-            "updated": body.get("updated", 0),
-            "unchanged": body.get("unchanged", 0),
-            "records": body.get("records", []),
+            "added": body.added,
+            "updated": body.updated,
+            "unchanged": body.unchanged,
+            "records": [r.model_dump(exclude_unset=True) for r in body.records],
         }
 
     @server.tool(
@@ -133,10 +139,10 @@ def build_mcp_server(
         if offset >= cap:
             raise _problem(f"offset must be below {cap}")
         body = call(ctx, lambda p, a: service.search(p, a, query, limit=depth))
-        page = body["results"][offset : offset + limit]
-        more = len(body["results"]) > offset + limit or (len(body["results"]) == depth and depth < cap)
+        page = body.results[offset : offset + limit]
+        more = len(body.results) > offset + limit or (len(body.results) == depth and depth < cap)
         return {
-            "query": body["query"],
+            "query": body.query,
             "results": [_record(r) for r in page],
             "next_offset": offset + len(page) if more and page else None,
         }
@@ -144,7 +150,7 @@ def build_mcp_server(
     @server.tool(description="Forget one memory record, by the `id` a recall, search or list returned.")
     def forget(record_id: str, ctx: Context) -> dict[str, object]:
         # this actor's records only: another actor's id looks absent, as in every other tool
-        return dict(call(ctx, lambda p, a: service.delete_record(p, record_id, actor_id=a)))
+        return call(ctx, lambda p, a: service.delete_record(p, record_id, actor_id=a)).model_dump()
 
     @server.tool(
         description="List the memory records of this user, oldest first, 50 a page; pass the "
@@ -153,9 +159,9 @@ def build_mcp_server(
     def list_memories(ctx: Context, cursor: int = 0) -> dict[str, object]:
         body = call(ctx, lambda p, a: service.list_records(p, a, cursor=cursor))
         return {
-            "total": body["total"],
-            "records": [_record(r) for r in body["records"]],
-            "next_cursor": body["next_cursor"],
+            "total": body.total,
+            "records": [_record(r) for r in body.records],
+            "next_cursor": body.next_cursor,
         }
 
     @server.prompt(
@@ -168,47 +174,36 @@ def build_mcp_server(
     return server
 
 
-def _record(r: dict[str, Any]) -> dict[str, Any]:
-    out = {"id": r["id"], "text": r["text"], "namespace": r["namespace"]}
-    if "score" in r:
-        out["score"] = r["score"]
-    return out
+def _record(r: RecordOut) -> dict[str, Any]:
+    """A record as a tool returns it: its id, text and namespace (and score, from a search)."""
+    return r.model_dump(include={"id", "text", "namespace", "score"}, exclude_unset=True)
 
 
-def _recall_result(body: dict[str, Any], token_budget: int) -> dict[str, object]:
+def _recall_result(body: RecallOut, token_budget: int) -> dict[str, object]:
     """POST /v1/recall's body, trimmed to what a model needs and to the token budget (the
     lowest-ranked records go first; tokens counted by the policy's tokenizer)."""
-    records = body["records"]
-    context = body["context"] or ""
-    tokens = int(body.get("context_tokens") or 0)
+    records = body.records
+    context = body.context
+    tokens = body.context_tokens
     trimmed = 0
     while records and tokens > token_budget:
         records = records[:-1]
         trimmed += 1
         big = 1 << 30
-        context, _ = pack_context([r["text"] for r in records], max_record_chars=big, max_context_chars=big)
+        context, _ = pack_context([r.text for r in records], max_record_chars=big, max_context_chars=big)
         tokens = count_tokens(context)
-    kept = [
-        {
-            "id": r["id"],
-            "text": r["text"],
-            "namespace": r["namespace"],
-            "score": r["score"],
-            "judge_p": r["judge_p"],
-        }
-        for r in records
-    ]
+    kept = [r.model_dump(include={"id", "text", "namespace", "score", "judge_p"}) for r in records]
     result: dict[str, object] = {
         "relevant": bool(kept),
         "records": kept,
         "context": context if kept else NOTHING_RELEVANT,
         "context_tokens": tokens if kept else 0,
         "token_budget": token_budget,
-        "gate_open": body["gate_open"],
+        "gate_open": body.gate_open,
         "dropped_for_budget": trimmed,
     }
-    if body.get("errors"):
-        result["errors"] = body["errors"]
+    if body.errors:
+        result["errors"] = body.errors
     return result
 
 
@@ -229,13 +224,14 @@ def mount_mcp(
     """
     from contextlib import asynccontextmanager
 
-    from starlette.responses import JSONResponse
     from starlette.routing import Route
+
+    from .errors import error_response
 
     def principal_of(request: Any) -> tuple[Principal, str]:
         if keyring is None:
             return LOCAL, actor_id or "local"
-        found = keyring.principal(_key(request.headers if request is not None else {}))
+        found = keyring.principal(presented_key(request.headers if request is not None else {}))
         if found is None:  # the mount refused it already; a request without one never gets here
             raise _problem(_NEED_KEY)
         return found, found.key_id
@@ -255,12 +251,8 @@ def mount_mcp(
     async def guarded(scope: Any, receive: Any, send: Any) -> None:
         if keyring is not None:
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            if keyring.principal(_key(headers)) is None:
-                response = JSONResponse(
-                    {"error": {"status": 401, "message": _NEED_KEY}},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
+            if keyring.principal(presented_key(headers)) is None:
+                response = error_response(401, _NEED_KEY, headers={"WWW-Authenticate": "Bearer"})
                 await response(scope, receive, send)
                 return
         await inner(scope, receive, send)
@@ -285,8 +277,3 @@ class _ASGI:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.app(scope, receive, send)
-
-
-def _key(headers: Any) -> str | None:
-    header = headers.get("authorization", "") or ""
-    return header[7:].strip() if header[:7].lower() == "bearer " else headers.get("x-api-key")

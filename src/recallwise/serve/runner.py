@@ -91,22 +91,27 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def build_service(settings: Settings) -> MemoryService:
-    os.environ.setdefault("RECALLWISE_ONNX_SPIN", "0")  # before the embedder loads: see onnx_minilm
-    from ..cli.common import decider_from_args
+def _open_store(settings: Settings) -> Any:
+    """The store ``--store`` names, with the embedder ``--embedder`` names (the store's own default
+    without one)."""
     from ..embeddings import make_embedder
-    from ..policy.log import DecisionLog
     from ..stores import open_store
 
-    store = open_store(
+    return open_store(
         settings.store, embedder=make_embedder(settings.embedder) if settings.embedder else None
     )
+
+
+def build_service(settings: Settings) -> MemoryService:
+    os.environ.setdefault("RECALLWISE_ONNX_SPIN", "0")  # before the embedder loads: see onnx_minilm
+    from ..deciders import from_spec
+    from ..policy.log import DecisionLog
+
+    store = _open_store(settings)
     try:
-        args = type("Args", (), {"decider": settings.decider, "url": settings.decider_url})()
-        decider = decider_from_args(args)
         service = MemoryService.open(
             store,
-            decider=decider,
+            decider=from_spec(settings.decider, settings.decider_url),
             namespaces=settings.namespaces,
             limits=Limits(**settings.limits),
             batch_embeddings=settings.batch_embeddings,
@@ -172,11 +177,7 @@ def app_from_env() -> Any:
 def _check_store(settings: Settings) -> None:
     """Open and close the store once before starting workers: a wrong URL or a database that is
     down is then one line and an exit, not a traceback from every worker."""
-    from ..embeddings import make_embedder
-    from ..stores import open_store
-
-    embedder = make_embedder(settings.embedder) if settings.embedder else None
-    open_store(settings.store, embedder=embedder).close()
+    _open_store(settings).close()
 
 
 def run(settings: Settings, *, on_ready: Any = None) -> None:

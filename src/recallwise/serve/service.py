@@ -8,14 +8,15 @@ by that actor, and a record id of another tenant is indistinguishable from an ab
 server without keys has one principal, whose actor ids are used as they are (so a store seeded
 by ``recallwise demo`` is served unchanged).
 
-Nothing here knows HTTP: errors are :class:`ServiceError` with a status the transport maps.
+Nothing here knows HTTP: every operation returns its response model (:mod:`.models`, the one
+place the API's shapes are written), which the HTTP app serialises and the MCP server reads; errors
+are :class:`ServiceError` with a status the transport maps.
 Blocking work (embedding, the store, the judge) runs in the caller's thread; the HTTP app calls
 these from worker threads, never on its event loop.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,8 +24,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..deciders.wire import answers_to_wire
 from ..embeddings.batching import BatchingEmbedder
-from ..errors import InvalidIdError, InvalidValueError, RecallwiseError, StoreError, UsageError
+from ..errors import InvalidIdError, InvalidValueError, StoreError
 from ..extraction.pipeline import ExtractionLimitError, ExtractionLimits, extract_and_store
 from ..policy import RecallPolicy
 from ..policy.breaker import Attempt
@@ -40,58 +42,29 @@ from ..records import (
 )
 from ..stores.base import SearchRequest, write_transaction
 from ..stores.urls import store_kind
+from .access import Principal, ServiceError
+from .models import (
+    DeletedRecord,
+    EventsOut,
+    ForgotActor,
+    JudgeOut,
+    JudgeVerdictOut,
+    Ready,
+    RecallOut,
+    RecordOut,
+    RecordPage,
+    RecordsOut,
+    SearchOut,
+    SystemOneOut,
+    TraceOut,
+)
 
-__all__ = [
-    "DEFAULT_NAMESPACES",
-    "SCOPES",
-    "Limits",
-    "MemoryService",
-    "Principal",
-    "ServiceError",
-]
+__all__ = ["DEFAULT_NAMESPACES", "Limits", "MemoryService"]
 
-#: recall and write act for the key's tenant; admin forgets its users; operator reads /metrics,
-#: which counts every tenant's traffic (so a tenant's admin key does not see other tenants')
-SCOPES = ("recall", "write", "admin", "operator")
 DEFAULT_NAMESPACES: dict[str, str] = {
     "/facts/{actorId}": "facts about the user: home, family, pets, health, work, plans",
     "/preferences/{actorId}": "the user's preferences: food, drink, travel, tools, style",
 }
-_TENANT_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
-
-
-class ServiceError(RecallwiseError):
-    """A request the service refuses: ``status`` is the HTTP status it maps to, ``field`` the
-    request field at fault (when one is)."""
-
-    def __init__(self, status: int, message: str, *, field: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.field = field
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is asking: ``tenant`` None is a server without keys (ids used as they are)."""
-
-    tenant: str | None
-    scopes: frozenset[str] = frozenset(SCOPES)
-    #: a short, non-secret label of the key (for logs and metrics), never the key
-    key_id: str = "local"
-
-    def __post_init__(self) -> None:
-        if self.tenant is not None and not _TENANT_RE.fullmatch(self.tenant):
-            raise UsageError(f"invalid tenant {self.tenant!r}: use 1-32 letters, digits, '_' or '-'")
-        unknown = set(self.scopes) - set(SCOPES)
-        if unknown:
-            raise UsageError(f"unknown scope(s) {sorted(unknown)}; known: {', '.join(SCOPES)}")
-
-    def require(self, scope: str) -> None:
-        if scope not in self.scopes:
-            raise ServiceError(403, f"this key lacks the {scope!r} scope")
-
-
-LOCAL = Principal(None)
 
 
 @dataclass(frozen=True)
@@ -207,12 +180,7 @@ class MemoryService:
             raise ServiceError(
                 422, f"{field_name}: give at least one template, or leave it out", field=field_name
             )
-        if len(namespaces) > self.limits.max_namespaces:
-            raise ServiceError(
-                413,
-                f"{field_name} has {len(namespaces)} templates; the limit is {self.limits.max_namespaces}",
-                field=field_name,
-            )
+        _within(len(namespaces), self.limits.max_namespaces, field_name, "templates")
         for i, template in enumerate(namespaces):
             self._template(template, f"{field_name}.{i}")
         return list(namespaces)
@@ -227,12 +195,7 @@ class MemoryService:
                 "(e.g. /facts/{actorId}); the server fills in your actor",
                 field=field_name,
             )
-        if len(template) > self.limits.max_namespace_chars:
-            raise ServiceError(
-                413,
-                f"{field_name} has {len(template)} chars; the limit is {self.limits.max_namespace_chars}",
-                field=field_name,
-            )
+        _within(len(template), self.limits.max_namespace_chars, field_name, "chars")
         self._storable(template, field_name)
         try:
             resolve_namespace(template, actor_id="probe")
@@ -251,12 +214,7 @@ class MemoryService:
     def _message(self, message: Any, field_name: str = "message") -> str:
         if not isinstance(message, str) or not message.strip():
             raise ServiceError(422, f"{field_name} must be a non-empty string", field=field_name)
-        if len(message) > self.limits.max_message_chars:
-            raise ServiceError(
-                413,
-                f"{field_name} has {len(message)} chars; the limit is {self.limits.max_message_chars}",
-                field=field_name,
-            )
+        _within(len(message), self.limits.max_message_chars, field_name, "chars")
         self._storable(message, field_name)
         return message
 
@@ -272,7 +230,7 @@ class MemoryService:
         top_k: int | None = None,
         max_records: int | None = None,
         stock: bool = False,
-    ) -> dict[str, Any]:
+    ) -> RecallOut:
         """The gate, route, search and judge for one message (``stock=True``: the control arm)."""
         principal.require("recall")
         actor = self.actor(principal, actor_id)
@@ -287,7 +245,7 @@ class MemoryService:
             top_k=top_k,
             max_records=max_records,
         )
-        return recall_body(result, actor)
+        return _recall_out(result, actor)
 
     def judge(
         self,
@@ -298,7 +256,7 @@ class MemoryService:
         *,
         stock: bool = False,
         gate: bool = False,
-    ) -> dict[str, Any]:
+    ) -> JudgeOut:
         """The policy's judge over records a client's own memory returned (no search; ``gate``: the
         gate first, so a message that needs no memory keeps nothing).
 
@@ -308,12 +266,7 @@ class MemoryService:
         principal.require("recall")
         actor = self.actor(principal, actor_id)
         text = self._message(message)
-        if len(candidates) > self.limits.max_judge_candidates:
-            raise ServiceError(
-                413,
-                f"candidates has {len(candidates)} records; the limit is {self.limits.max_judge_candidates}",
-                field="candidates",
-            )
+        _within(len(candidates), self.limits.max_judge_candidates, "candidates", "records")
         policy = self.stock if stock and self.stock is not None else self.policy
         records: list[MemoryRecord] = []
         for i, c in enumerate(candidates):
@@ -338,29 +291,24 @@ class MemoryService:
         )
         kept = {k.record.id: k for k in result.records}
         verdicts = [
-            {
-                "index": i,
-                "id": h.record.id if c.get("id") is not None else None,
-                "kept": h.record.id in kept,
-                "score": round(float(h.score), 6),
-                "judge_p": (
-                    None
-                    if h.record.id not in kept or kept[h.record.id].judge_p is None
-                    else round(float(kept[h.record.id].judge_p or 0.0), 6)
-                ),
-            }
+            JudgeVerdictOut(
+                index=i,
+                id=h.record.id if c.get("id") is not None else None,
+                kept=h.record.id in kept,
+                score=round(float(h.score), 6),
+                judge_p=_rounded(kept[h.record.id].judge_p) if h.record.id in kept else None,
+            )
             for i, (h, c) in enumerate(zip(hits, candidates, strict=True))
         ]
-        body = recall_body(result, actor)
-        return {
-            "gated": body["gated"],
-            "gate_open": body["gate_open"],
-            "context": body["context"],
-            "kept": [v["index"] for v in verdicts if v["kept"]],
-            "candidates": verdicts,
-            "errors": body["errors"],
-            "error_kinds": body["error_kinds"],
-        }
+        return JudgeOut(
+            gated=result.trace.gated,
+            gate_open=result.trace.gate_open,
+            context=result.context,
+            kept=[v.index for v in verdicts if v.kept],
+            candidates=verdicts,
+            errors=_errors(result, actor),
+            error_kinds=list(result.trace.error_kinds),
+        )
 
     def _session(self, session_id: Any) -> str | None:
         if session_id is None:
@@ -379,7 +327,9 @@ class MemoryService:
         *,
         namespaces: Sequence[str] | None = None,
         limit: int = 10,
-    ) -> dict[str, Any]:
+    ) -> SearchOut:
+        """The best ``limit`` records of the actor's namespaces for ``query``, by score (no gate, no
+        judge)."""
         principal.require("recall")
         actor = self.actor(principal, actor_id)
         text = self._message(query, "query")
@@ -387,14 +337,16 @@ class MemoryService:
             raise ServiceError(422, f"limit must be 1-{self.limits.max_search}, not {limit}", field="limit")
         templates = self._templates(namespaces) or list(self.namespaces)
         vector = self.store.embedder.embed([text])[0]
-        hits: list[dict[str, Any]] = []
+        hits: list[SearchHit] = []
         for template in templates:
             namespace = resolve_namespace(template, actor_id=actor.internal)
-            request = SearchRequest(namespace, vector, limit, actor_id=actor.internal, text=text)
-            for hit in self.store.search(request):
-                hits.append({**record_body(hit.record, actor), "score": round(float(hit.score), 6)})
-        hits.sort(key=lambda h: -h["score"])
-        return {"query": text, "results": hits[:limit]}
+            hits += self.store.search(
+                SearchRequest(namespace, vector, limit, actor_id=actor.internal, text=text)
+            )
+        best = sorted(hits, key=lambda h: -round(float(h.score), 6))[:limit]
+        return SearchOut(
+            query=text, results=[_record_out(h.record, actor, score=round(float(h.score), 6)) for h in best]
+        )
 
     # ---- write path -----------------------------------------------------------------------------
     def add_events(
@@ -405,7 +357,7 @@ class MemoryService:
         messages: Sequence[Mapping[str, Any]],
         *,
         extract: bool = True,
-    ) -> dict[str, Any]:
+    ) -> EventsOut:
         """Conversation messages -> events -> extraction (consolidated: an update replaces) -> records.
 
         The events and the records extracted from them land in one transaction, or nothing does;
@@ -418,10 +370,7 @@ class MemoryService:
         session = self._session(session_id) or "default"
         if not messages:
             raise ServiceError(422, "messages: give at least one message", field="messages")
-        if len(messages) > self.limits.max_events_per_write:
-            raise ServiceError(
-                413, f"messages: {len(messages)} exceeds {self.limits.max_events_per_write}", field="messages"
-            )
+        _within(len(messages), self.limits.max_events_per_write, "messages", "messages")
         events = []
         for i, item in enumerate(messages):
             role = item.get("role", "user")
@@ -431,27 +380,32 @@ class MemoryService:
                 )
             text = self._message(item.get("text"), f"messages.{i}.text")
             events.append(Event(actor_id=actor.internal, session_id=session, role=role, text=text))
-        body: dict[str, Any] = {"actor_id": actor.external, "session_id": session, "events": len(events)}
         if not extract:
             with write_transaction(self.store, actor.internal):
                 for event in events:
                     self.store.create_event(event)
-            return body
+            return EventsOut(actor_id=actor.external, session_id=session, events=len(events))
         try:
             result = extract_and_store(
                 self.store, actor.internal, events, store_events=True, limits=self.extraction_limits
             )
         except ExtractionLimitError as exc:
             raise ServiceError(413, f"messages: {exc}", field="messages") from None
-        done = result.consolidation.as_dict()
-        body.update(
+        done = result.consolidation
+        written = [*done.added, *(new for _, new in done.updated)]
+        return EventsOut(
+            actor_id=actor.external,
+            session_id=session,
+            events=len(events),
             memories_extracted=len(result.memories),
-            added=done["added"],
-            updated=done["updated"],
-            unchanged=done["unchanged"],
-            records=[{**r, "namespace": actor.outward(r["namespace"])} for r in done["records"]],
+            added=len(done.added),
+            updated=len(done.updated),
+            unchanged=done.unchanged,
+            records=[
+                RecordOut(id=r.id, text=r.text, namespace=actor.outward(r.namespace), strategy=r.strategy)
+                for r in written
+            ],
         )
-        return body
 
     @property
     def extraction_limits(self) -> ExtractionLimits:
@@ -463,17 +417,14 @@ class MemoryService:
 
     def add_records(
         self, principal: Principal, actor_id: Any, records: Sequence[Mapping[str, Any]]
-    ) -> dict[str, Any]:
+    ) -> RecordsOut:
         """Records written as given (no extraction), each into a namespace template of the caller;
         all of them in one transaction, or none."""
         principal.require("write")
         actor = self.actor(principal, actor_id)
         if not records:
             raise ServiceError(422, "records: give at least one record", field="records")
-        if len(records) > self.limits.max_records_per_write:
-            raise ServiceError(
-                413, f"records: {len(records)} exceeds {self.limits.max_records_per_write}", field="records"
-            )
+        _within(len(records), self.limits.max_records_per_write, "records", "records")
         built = []
         for i, item in enumerate(records):
             where = f"records.{i}"
@@ -499,11 +450,9 @@ class MemoryService:
                 )
             )
         added = self.store.add_records(built)
-        return {
-            "actor_id": actor.external,
-            "added": len(added),
-            "records": [record_body(r, actor) for r in added],
-        }
+        return RecordsOut(
+            actor_id=actor.external, added=len(added), records=[_record_out(r, actor) for r in added]
+        )
 
     def list_records(
         self,
@@ -513,7 +462,7 @@ class MemoryService:
         namespace: str | None = None,
         cursor: int = 0,
         limit: int = 50,
-    ) -> dict[str, Any]:
+    ) -> RecordPage:
         """A page of the actor's records, oldest first; ``next_cursor`` None on the last page."""
         principal.require("recall")
         actor = self.actor(principal, actor_id)
@@ -528,14 +477,14 @@ class MemoryService:
         records = self.store.list_records(resolved, actor_id=actor.internal)
         page = records[cursor : cursor + limit]
         after = cursor + len(page)
-        return {
-            "actor_id": actor.external,
-            "total": len(records),
-            "records": [record_body(r, actor) for r in page],
-            "next_cursor": after if after < len(records) else None,
-        }
+        return RecordPage(
+            actor_id=actor.external,
+            total=len(records),
+            records=[_record_out(r, actor) for r in page],
+            next_cursor=after if after < len(records) else None,
+        )
 
-    def delete_record(self, principal: Principal, record_id: Any, actor_id: Any = None) -> dict[str, Any]:
+    def delete_record(self, principal: Principal, record_id: Any, actor_id: Any = None) -> DeletedRecord:
         """Delete one record of this tenant's; another tenant's id is "not found", as an absent one.
         With ``actor_id`` (an MCP client, which acts for its key's actor only), so is another
         actor's."""
@@ -552,9 +501,9 @@ class MemoryService:
             or (owner is not None and found.actor_id != owner)
         ):
             raise ServiceError(404, f"no record {rid!r}", field="record_id")
-        return {"deleted": self.store.delete_records([rid]), "id": rid}
+        return DeletedRecord(deleted=self.store.delete_records([rid]), id=rid)
 
-    def forget_actor(self, principal: Principal, actor_id: Any) -> dict[str, Any]:
+    def forget_actor(self, principal: Principal, actor_id: Any) -> ForgotActor:
         """Every record and event of the actor deleted; the counts in the reply."""
         principal.require("admin")
         actor = self.actor(principal, actor_id)
@@ -562,14 +511,26 @@ class MemoryService:
         if forget is None:
             raise ServiceError(501, f"{type(self.store).__name__} cannot forget an actor")
         counts = forget(actor.internal)
-        return {
-            "actor_id": actor.external,
-            "deleted_records": counts["records"],
-            "deleted_events": counts["events"],
-        }
+        return ForgotActor(
+            actor_id=actor.external, deleted_records=counts["records"], deleted_events=counts["events"]
+        )
+
+    # ---- the decider, as a system-one server ----------------------------------------------------
+    def systemone(
+        self, principal: Principal, state: str, questions: Mapping[str, Mapping[str, Any]]
+    ) -> SystemOneOut:
+        """The configured decider's answers to ``questions`` about ``state``, in the system-one
+        wire shape (404 on a server without a decider: the stock arm asks nothing)."""
+        principal.require("recall")
+        decider = self.policy.decider
+        if decider is None:
+            raise ServiceError(404, "this server runs without a decider (the stock arm)")
+        _within(len(state), self.limits.max_message_chars, "state", "chars")
+        answers = decider.ask(state, {name: dict(q) for name, q in questions.items()})
+        return SystemOneOut(answers=answers_to_wire(answers), model=decider.name)
 
     # ---- health ---------------------------------------------------------------------------------
-    def ready(self) -> dict[str, Any]:
+    def ready(self) -> Ready:
         """Whether the store answers (within ``limits.ready_timeout_s``), its circuit is closed and
         the model is loaded; raises :class:`StoreError` if not.
 
@@ -608,7 +569,7 @@ class MemoryService:
                 kind="unavailable",
             )
         # the kind only: /readyz answers without a key, and a URL names hosts, files and users
-        return {"store": store_kind(self.store), "embedder": self.store.embedder.name}
+        return Ready(status="ready", store=store_kind(self.store), embedder=self.store.embedder.name)
 
     def _settle_ready(self, check: Future[int], attempt: Attempt | None) -> None:
         """Tell the store's breaker how a readiness check went (once; later calls change nothing)."""
@@ -634,61 +595,78 @@ class MemoryService:
         self.store.close()
 
 
-def record_body(record: MemoryRecord, actor: _Actor) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "text": record.text,
-        "namespace": actor.outward(record.namespace),
-        "strategy": record.strategy,
-        "created_at": record.created_at,
-        "metadata": record.metadata,
-    }
+def _within(size: int, limit: int, field_name: str, unit: str) -> None:
+    """A part of a request over its limit (``Limits``) is a 413 naming it, its size and the limit."""
+    if size > limit:
+        raise ServiceError(413, f"{field_name} has {size} {unit}; the limit is {limit}", field=field_name)
 
 
-def recall_body(result: Recall, actor: _Actor) -> dict[str, Any]:
-    """What ``RecallPolicy.recall`` returned, as JSON, in the caller's own ids."""
+def _rounded(p: float | None) -> float | None:
+    return None if p is None else round(float(p), 6)
+
+
+def _record_out(record: MemoryRecord, actor: _Actor, **fields: Any) -> RecordOut:
+    """A stored record in the caller's own ids (``fields``: what this answer adds, e.g. a score)."""
+    return RecordOut(
+        id=record.id,
+        text=record.text,
+        namespace=actor.outward(record.namespace),
+        strategy=record.strategy,
+        created_at=record.created_at,
+        metadata=record.metadata,
+        **fields,
+    )
+
+
+def _errors(result: Recall, actor: _Actor) -> list[str]:
+    """The turn's errors in the caller's own ids."""
+    return [e.replace(actor.internal, actor.external) for e in result.trace.errors]
+
+
+def _recall_out(result: Recall, actor: _Actor) -> RecallOut:
+    """What ``RecallPolicy.recall`` returned, in the caller's own ids."""
     trace = result.trace
-    return {
-        "gated": trace.gated,
-        "gate_open": trace.gate_open,
-        "retrieved": result.retrieved,
+    return RecallOut(
+        gated=trace.gated,
+        gate_open=trace.gate_open,
+        retrieved=result.retrieved,
         # retrieved although the gate alone would have closed: the follow-up question opened it
-        "follow_up": bool(
+        follow_up=bool(
             result.retrieved
             and trace.follow_up_p is not None
             and trace.gate_p is not None
             and trace.gate_threshold is not None
             and trace.gate_p < trace.gate_threshold
         ),
-        "context": result.context,
-        "context_tokens": trace.context_tokens,
-        "records": [
-            {
-                "id": kept.record.id,
-                "text": kept.text,
-                "namespace": actor.outward(kept.namespace),
-                "score": round(float(kept.score), 6),
-                "judge_p": None if kept.judge_p is None else round(float(kept.judge_p), 6),
-                "strategy": kept.record.strategy,
-                "created_at": kept.record.created_at,
-            }
+        context=result.context,
+        context_tokens=trace.context_tokens,
+        records=[
+            RecordOut(
+                id=kept.record.id,
+                text=kept.text,
+                namespace=actor.outward(kept.namespace),
+                score=round(float(kept.score), 6),
+                judge_p=_rounded(kept.judge_p),
+                strategy=kept.record.strategy,
+                created_at=kept.record.created_at,
+            )
             for kept in result.records
         ],
-        "trace": {
-            "skipped": trace.skipped,
-            "gate_p": trace.gate_p,
-            "gate_threshold": trace.gate_threshold,
-            "follow_up_p": trace.follow_up_p,
-            "route": trace.route,
-            "namespaces_searched": list(trace.searched_templates),
-            "candidates": len(trace.candidates),
-            "kept": len(trace.kept),
-            "dropped": len(trace.dropped),
-            "keep_rule": trace.keep_rule,
-            "notes": list(trace.notes),
-            "timings_ms": {k: round(v, 3) for k, v in trace.timings_ms.items()},
-            "cache_hit": trace.cache_hit,
-        },
-        "errors": [e.replace(actor.internal, actor.external) for e in trace.errors],
-        "error_kinds": list(trace.error_kinds),
-    }
+        trace=TraceOut(
+            skipped=trace.skipped,
+            gate_p=trace.gate_p,
+            gate_threshold=trace.gate_threshold,
+            follow_up_p=trace.follow_up_p,
+            route=trace.route,
+            namespaces_searched=list(trace.searched_templates),
+            candidates=len(trace.candidates),
+            kept=len(trace.kept),
+            dropped=len(trace.dropped),
+            keep_rule=trace.keep_rule,
+            notes=list(trace.notes),
+            timings_ms={k: round(v, 3) for k, v in trace.timings_ms.items()},
+            cache_hit=trace.cache_hit,
+        ),
+        errors=_errors(result, actor),
+        error_kinds=list(trace.error_kinds),
+    )

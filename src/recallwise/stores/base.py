@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from ..records import Event, MemoryRecord, SearchHit
 
 __all__ = [
     "AsyncSearcher",
+    "ClosesOnExit",
     "MemoryStore",
     "MentionIndex",
     "Query",
@@ -144,6 +145,20 @@ class MemoryStore(Searcher, Protocol):
     def namespaces(self, actor_id: str | None = None) -> list[str]: ...
 
     def close(self) -> None: ...
+
+
+class ClosesOnExit:
+    """``with store:`` closes the store at the end: a store (or the decision log) that holds a
+    connection implements :meth:`close` and inherits the rest."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class ThreadedAsyncMethods:

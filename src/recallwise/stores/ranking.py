@@ -1,15 +1,16 @@
-"""How the stores rank: vectors for records that lack one, the top k of a score array, the
-content words of a full-text query, and reciprocal rank fusion of a dense and a lexical ranking."""
+"""How the stores rank: vectors for records that lack one (and records made ready to write), the
+top k of a score array, the content words of a full-text query, and reciprocal rank fusion of a
+dense and a lexical ranking."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ..embeddings import Embedder
-from ..records import MemoryRecord
+from ..records import MemoryRecord, check_record
 
 __all__ = [
     "BM25_WEIGHT",
@@ -18,6 +19,7 @@ __all__ = [
     "STOPWORDS",
     "embed_missing",
     "keyword_terms",
+    "ready_to_write",
     "rrf_fuse",
     "top_k_indices",
 ]
@@ -75,6 +77,17 @@ def embed_missing(embedder: Embedder, records: Sequence[MemoryRecord]) -> None:
     vectors = embedder.embed([r.rendered for r in todo])
     for record, vector in zip(todo, vectors, strict=True):
         record.embedding = vector
+
+
+def ready_to_write(embedder: Embedder, records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+    """``records`` as a list, each checked (:func:`~recallwise.records.check_record`: a bad one
+    fails the write before anything is embedded) and embedded, in one batch, where it has no
+    vector: what a store does before it writes them."""
+    records = list(records)
+    for record in records:
+        check_record(record)
+    embed_missing(embedder, records)
+    return records
 
 
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:

@@ -4,6 +4,9 @@ One float32 matrix per namespace is cached in memory and rebuilt lazily after a 
 that namespace (or after another connection commits, seen through ``PRAGMA data_version``).
 Exact search over a cached matrix costs well under a millisecond for a namespace of tens of
 thousands of records, which is why no approximate index is used here.
+
+The file's layout is versioned (SQLite's ``user_version``): :data:`MIGRATIONS` in order, applied
+on open inside the opening transaction; a file from a newer release is refused, untouched.
 """
 
 from __future__ import annotations
@@ -23,17 +26,25 @@ import numpy as np
 from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder, make_embedder
 from ..errors import DimensionMismatchError, StoreError, UsageError
-from ..records import Event, MemoryRecord, SearchHit, check_event, check_record, score_from_cosine
-from .base import Query, SearchRequest, ThreadedAsyncMethods
-from .ranking import BM25_WEIGHT, embed_missing, keyword_terms, top_k_indices
-from .sql import where_equal
+from ..records import Event, MemoryRecord, SearchHit, check_event, score_from_cosine
+from .base import ClosesOnExit, Query, SearchRequest, ThreadedAsyncMethods
+from .ranking import BM25_WEIGHT, keyword_terms, ready_to_write, top_k_indices
+from .sql import (
+    EVENT_COLUMNS,
+    RECORD_COLUMNS,
+    MigrationStep,
+    event_from_row,
+    event_values,
+    migrate_sqlite,
+    record_from_row,
+    record_values,
+    where_equal,
+)
 from .urls import choose_embedder, split_embedder_option
 
-__all__ = ["SQLiteStore"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLiteStore"]
 
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
+_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS records (
     rowid INTEGER PRIMARY KEY,
@@ -69,6 +80,22 @@ CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
     INSERT INTO records_fts(records_fts, rowid, rendered) VALUES ('delete', old.rowid, old.rendered);
 END;
 """
+
+
+# ---- the layout, one step per version ------------------------------------------------------------
+def _v1(conn: sqlite3.Connection) -> None:
+    """Version 1: meta (the embedder), records with their full-text index, events. A file written
+    before the version was kept in ``user_version`` has this layout already (every statement is
+    ``IF NOT EXISTS``) and recorded the version in meta's ``schema_version`` row, dropped here."""
+    for statement in _split_script(_V1):
+        conn.execute(statement)
+    conn.execute("DELETE FROM meta WHERE key = 'schema_version'")
+
+
+#: ``MIGRATIONS[i]`` takes a store file from version ``i`` to ``i + 1``; append a step to change
+#: the layout (a file from this release then opens in the next one)
+MIGRATIONS: tuple[MigrationStep, ...] = (_v1,)
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 @dataclass
@@ -147,7 +174,7 @@ def _check_existing(path: str) -> None:
         raise UsageError(f"{path!r} is not a recallwise store (it has no recallwise tables)")
 
 
-class SQLiteStore(ThreadedAsyncMethods):
+class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
     """The embedded default store (``sqlite:///path`` or ``sqlite://:memory:``).
 
     The embedder is, in order: ``embedder``, the URL's ``?embedder=NAME``, the one the file
@@ -186,8 +213,7 @@ class SQLiteStore(ThreadedAsyncMethods):
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA synchronous = NORMAL")
             with self._transaction():
-                for statement in _split_script(_SCHEMA):
-                    self._conn.execute(statement)
+                migrate_sqlite(self._conn, MIGRATIONS, what=f"store {self.path!r}")
                 self._init_meta()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open store {self.path!r}: {exc}") from exc
@@ -213,11 +239,7 @@ class SQLiteStore(ThreadedAsyncMethods):
         if not rows:
             self._conn.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [
-                    ("schema_version", str(SCHEMA_VERSION)),
-                    ("embedder", self.embedder.name),
-                    ("dimension", str(self.embedder.dimension)),
-                ],
+                [("embedder", self.embedder.name), ("dimension", str(self.embedder.dimension))],
             )
             return
         dimension = int(rows.get("dimension", self.embedder.dimension))
@@ -246,54 +268,27 @@ class SQLiteStore(ThreadedAsyncMethods):
     # ---- events ------------------------------------------------------------------------
     def create_event(self, event: Event) -> Event:
         check_event(event)
+        marks = ", ".join("?" * len(EVENT_COLUMNS))
         with self._transaction():
             self._conn.execute(
-                "INSERT INTO events (id, actor_id, session_id, role, text, created_at, metadata) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    event.id,
-                    event.actor_id,
-                    event.session_id,
-                    event.role,
-                    event.text,
-                    event.created_at,
-                    json.dumps(event.metadata),
-                ),
+                f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) VALUES ({marks})",
+                event_values(event, json.dumps(event.metadata)),
             )
         return event
 
     def list_events(self, actor_id: str, session_id: str | None = None) -> list[Event]:
-        sql = (
-            "SELECT id, actor_id, session_id, role, text, created_at, metadata FROM events WHERE actor_id = ?"
-        )
-        args: list[Any] = [actor_id]
-        if session_id is not None:
-            sql += " AND session_id = ?"
-            args.append(session_id)
+        where, args = where_equal({"actor_id": actor_id, "session_id": session_id}, "?")
+        query = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events{where} ORDER BY created_at, rowid"
         with self._lock:
-            rows = self._conn.execute(sql + " ORDER BY created_at, rowid", args).fetchall()
-        return [
-            Event(
-                id=r[0],
-                actor_id=r[1],
-                session_id=r[2],
-                role=r[3],
-                text=r[4],
-                created_at=r[5],
-                metadata=json.loads(r[6]),
-            )
-            for r in rows
-        ]
+            rows = self._conn.execute(query, args).fetchall()
+        return [event_from_row(r, json.loads(r[-1])) for r in rows]
 
     # ---- records -----------------------------------------------------------------------
     def add_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         """Insert (or replace, by id) records in one transaction, embedding those without a vector."""
-        records = list(records)
+        records = ready_to_write(self.embedder, records)
         if not records:
             return []
-        for record in records:
-            check_record(record)
-        embed_missing(self.embedder, records)
         rows = []
         for record in records:
             vector = np.asarray(record.embedding, dtype=np.float32).reshape(-1)
@@ -302,19 +297,7 @@ class SQLiteStore(ThreadedAsyncMethods):
                     f"record {record.id!r} has a {vector.shape[0]}-dimensional embedding; "
                     f"the store holds {self.embedder.dimension}-dimensional vectors"
                 )
-            rows.append(
-                (
-                    record.id,
-                    record.actor_id,
-                    record.namespace,
-                    record.text,
-                    record.rendered,
-                    record.strategy,
-                    record.created_at,
-                    json.dumps(record.metadata),
-                    vector.tobytes(),
-                )
-            )
+            rows.append((*record_values(record, json.dumps(record.metadata)), vector.tobytes()))
         with self._transaction():
             self._conn.executemany("DELETE FROM records WHERE id = ?", [(r[0],) for r in rows])
             self._conn.executemany(
@@ -327,18 +310,9 @@ class SQLiteStore(ThreadedAsyncMethods):
         return records
 
     def _row_to_record(self, row: Sequence[Any]) -> MemoryRecord:
-        return MemoryRecord(
-            id=row[0],
-            actor_id=row[1],
-            namespace=row[2],
-            text=row[3],
-            strategy=row[4],
-            created_at=row[5],
-            metadata=json.loads(row[6]),
-            embedding=np.frombuffer(row[7], dtype=np.float32),
-        )
+        return record_from_row(row, json.loads(row[6]), np.frombuffer(row[7], dtype=np.float32))
 
-    _COLUMNS = "id, actor_id, namespace, text, strategy, created_at, metadata, embedding"
+    _COLUMNS = ", ".join(RECORD_COLUMNS)
 
     def list_records(
         self, namespace: str | None = None, *, actor_id: str | None = None
@@ -521,12 +495,6 @@ class SQLiteStore(ThreadedAsyncMethods):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.url!r}, embedder={self.embedder.name!r})"

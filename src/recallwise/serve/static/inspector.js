@@ -14,6 +14,7 @@
     selected: -1,
     candidate: -1,
     contentLogged: false,
+    refitShown: false, // a refit preview is on the page (a new label makes it stale)
   };
 
   // ---- small helpers -------------------------------------------------------------------------------
@@ -418,6 +419,7 @@
         pickCandidate(keep);
       }
       status(`label saved for decision ${turn.id}`, "ok");
+      if (state.refitShown) $("#refit-state").textContent = "labels changed since this preview: f to preview again";
     } catch (error) {
       failed(error);
     }
@@ -441,6 +443,107 @@
     send(turn, { records: { [turn.candidates[index].id]: belongs } });
   }
 
+  // ---- the refit preview ---------------------------------------------------------------------------------------------
+  // Each row: the figure's key in the answer's before / after, its name, and which way is better
+  // (1 higher, -1 lower, 0 neither: an operating point).
+  const REFIT_ROWS = {
+    gate: [
+      ["accuracy", "accuracy", 1],
+      ["auc", "AUC", 1],
+      ["ece", "ECE (calibration error)", -1],
+      ["open_rate_true", "opens when memory was needed", 1],
+      ["closed_rate_false", "closes when it was not", 1],
+      ["threshold", "threshold", 0],
+    ],
+    judge: [
+      ["accuracy", "accuracy", 1],
+      ["auc", "AUC (pooled)", 1],
+      ["mean_auc", "AUC (per turn)", 1],
+      ["ece", "ECE (calibration error)", -1],
+      ["right_kept", "right records kept", 1],
+      ["records_kept_per_request", "records kept per request", 0],
+      ["records_kept_per_general_turn", "records kept per general turn", 0],
+      ["keep_threshold", "keep threshold", 0],
+    ],
+  };
+  const HEAD_NAMES = { gate: "Gate", judge: "Judge" };
+
+  function figure(figures, key) {
+    return key === "keep_threshold" ? figures.keep_rule.absolute : figures[key];
+  }
+
+  function refitRow([key, name, better], preview) {
+    const before = figure(preview.before, key);
+    const after = figure(preview.after, key);
+    let verdict = "";
+    if (better && before !== null && after !== null && Math.abs(after - before) > 1e-9) {
+      verdict = (after - before) * better > 0 ? "better" : "worse";
+    }
+    return el(
+      "tr",
+      { "data-key": key },
+      el("th", { text: name }),
+      el("td", { class: "num before", "data-value": before === null ? "" : String(before), text: fixed(before, 3) }),
+      el("td", { class: ["num after", verdict].join(" ").trim(), "data-value": after === null ? "" : String(after), text: fixed(after, 3) })
+    );
+  }
+
+  function renderRefit(panel, preview) {
+    const head = preview.head;
+    const counted =
+      `${preview.turns} labelled turn(s)` +
+      (head === "judge" ? ` (${preview.before.n} labelled records the search returned)` : "") +
+      `; "after a refit" graded ${preview.graded_on} (each turn by a fit without it); fitted in ${fixed(preview.seconds, 1)} s`;
+    const c = preview.commands;
+    const parts = [
+      el("h3", { text: HEAD_NAMES[head] }),
+      el(
+        "table",
+        { class: "figures" },
+        el("thead", {}, el("tr", {}, el("th"), el("th", { text: "now" }), el("th", { text: "after a refit" }))),
+        el("tbody", {}, ...REFIT_ROWS[head].map((row) => refitRow(row, preview)))
+      ),
+      el("p", { class: "counted", text: counted }),
+      preview.notes.length ? el("ul", { class: "notes" }, ...preview.notes.map((n) => el("li", { text: n }))) : null,
+      el("p", { text: "To apply it, where the server runs: export the labels, fit and write the head, start the server with the config that names it:" }),
+      el("pre", { class: "commands" }, el("code", { text: [c.export, c.fit, c.load].join("\n") })),
+    ];
+    panel.replaceChildren(...parts.filter((part) => part !== null));
+  }
+
+  async function refitPreview() {
+    if (document.body.dataset.log === "off") return;
+    $("#refit-run").disabled = true;
+    $("#refit-state").textContent = "";
+    state.refitShown = false;
+    try {
+      for (const head of ["gate", "judge"]) {
+        const panel = $("#refit-" + head);
+        panel.dataset.state = "fitting";
+        panel.replaceChildren(el("h3", { text: HEAD_NAMES[head] }), el("p", { class: "current", text: "fitting on the labels…" }));
+        status(`fitting the ${head} on the labels…`);
+        try {
+          renderRefit(panel, await api("/v1/refit-preview/" + head));
+          panel.dataset.state = "shown";
+          state.refitShown = true;
+        } catch (error) {
+          if (error.status === 401 || error.status === 403 || error.status === 404) {
+            panel.replaceChildren();
+            delete panel.dataset.state;
+            failed(error);
+            return;
+          }
+          panel.replaceChildren(el("h3", { text: HEAD_NAMES[head] }), el("p", { class: "refused", text: error.message }));
+          panel.dataset.state = "refused";
+        }
+      }
+      status("refit preview: nothing was written", "ok");
+      $("#refit").scrollIntoView({ block: "nearest" });
+    } finally {
+      $("#refit-run").disabled = false;
+    }
+  }
+
   // ---- the keyboard ------------------------------------------------------------------------------------------------
   function onKey(event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -456,6 +559,7 @@
       w: () => labelGate(false),
       b: () => turn && labelRecord(state.candidate, true),
       d: () => turn && labelRecord(state.candidate, false),
+      f: () => refitPreview(),
       Escape: () => {
         state.selected = -1;
         render();
@@ -492,8 +596,10 @@
     });
     $("#older").addEventListener("click", () => state.next && load(state.next));
     $("#newest").addEventListener("click", () => load(null));
+    $("#refit-run").addEventListener("click", () => refitPreview());
     document.addEventListener("keydown", onKey);
     if (document.body.dataset.log === "off") {
+      $("#refit").hidden = true;
       notice("This server keeps no decision log: start recallwise serve with --log FILE (and --log-content to see messages).");
       render();
       return;

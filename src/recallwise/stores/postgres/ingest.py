@@ -17,8 +17,9 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from ...embeddings import Embedder
-from ...records import MemoryRecord, check_record
-from ..ranking import embed_missing
+from ...records import MemoryRecord
+from ..ranking import ready_to_write
+from ..sql import record_values
 from .migrations import HNSW_INDEX, SchemaContext, namespace_index
 
 __all__ = ["bulk_load", "copy_in", "staging_rows"]
@@ -35,14 +36,7 @@ def staging_rows(records: list[MemoryRecord], vector: VectorCheck) -> list[tuple
     return [
         (
             position,
-            record.id,
-            record.actor_id,
-            record.namespace,
-            record.text,
-            record.rendered,
-            record.strategy,
-            float(record.created_at),
-            json.dumps(record.metadata),
+            *record_values(record, json.dumps(record.metadata)),
             vector(record.embedding, f"record {record.id!r}"),
         )
         for position, record in enumerate(records)
@@ -108,12 +102,9 @@ def bulk_load(
             # exact scan reads).
             conn.execute("DROP INDEX IF EXISTS records_namespace_actor")
         for batch in batches:
-            records = list(batch)
+            records = ready_to_write(embedder, batch)
             if not records:
                 continue
-            for record in records:
-                check_record(record)
-            embed_missing(embedder, records)
             copy_in(conn, staging_rows(records, vector))
             conn.execute("TRUNCATE recallwise_staging")
             namespaces.update(r.namespace for r in records)

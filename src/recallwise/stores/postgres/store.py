@@ -25,10 +25,10 @@ from psycopg_pool import PoolTimeout
 from ..._renamed import OLD_DEFAULT_SCHEMA, notice
 from ...embeddings import Embedder, default_embedder, make_embedder
 from ...errors import DimensionMismatchError, StoreError, UsageError
-from ...records import Event, MemoryRecord, SearchHit, check_event, check_record, score_from_cosine
-from ..base import Query, SearchRequest, ThreadedAsyncMethods
-from ..ranking import embed_missing, keyword_terms, rrf_fuse
-from ..sql import where_equal
+from ...records import Event, MemoryRecord, SearchHit, check_event, score_from_cosine
+from ..base import ClosesOnExit, Query, SearchRequest, ThreadedAsyncMethods
+from ..ranking import keyword_terms, ready_to_write, rrf_fuse
+from ..sql import EVENT_COLUMNS, RECORD_COLUMNS, event_from_row, event_values, record_from_row, where_equal
 from ..urls import choose_embedder
 from .connection import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -62,7 +62,7 @@ __all__ = ["DEFAULT_SCHEMA", "PostgresStore"]
 
 DEFAULT_SCHEMA = "recallwise"
 
-_RECORD_COLUMNS = "r.id, r.actor_id, r.namespace, r.text, r.strategy, r.created_at, r.metadata, r.embedding"
+_RECORD_COLUMNS = ", ".join(f"r.{name}" for name in RECORD_COLUMNS)
 # A dense hit: the record and its (full-precision) cosine similarity to the query.
 _HIT_COLUMNS = _RECORD_COLUMNS + ", 1 - (r.embedding <=> %(query)s) AS cosine"
 
@@ -84,7 +84,7 @@ def actor_lock_keys(schema: str, actor_id: str) -> tuple[int, int]:
     return key(f"recallwise-actor:{schema}"), key(actor_id)
 
 
-class PostgresStore(ThreadedAsyncMethods):
+class PostgresStore(ClosesOnExit, ThreadedAsyncMethods):
     """Records and events in PostgreSQL; vector search with pgvector.
 
     ``url`` is a libpq URL (``postgresql://user:password@host:port/db?sslmode=require``) that
@@ -314,45 +314,20 @@ class PostgresStore(ThreadedAsyncMethods):
     # ---- events --------------------------------------------------------------------------
     def create_event(self, event: Event) -> Event:
         check_event(event)
+        marks = ", ".join(["%s"] * len(EVENT_COLUMNS))
         with self._conn(f"create event {event.id!r}") as conn, conn.transaction():
             conn.execute(
-                "INSERT INTO events (id, actor_id, session_id, role, text, created_at, metadata) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (
-                    event.id,
-                    event.actor_id,
-                    event.session_id,
-                    event.role,
-                    event.text,
-                    event.created_at,
-                    Jsonb(event.metadata),
-                ),
+                f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) VALUES ({marks})",
+                event_values(event, Jsonb(event.metadata)),
             )
         return event
 
     def list_events(self, actor_id: str, session_id: str | None = None) -> list[Event]:
-        query = (
-            "SELECT id, actor_id, session_id, role, text, created_at, metadata FROM events "
-            "WHERE actor_id = %s"
-        )
-        args: list[Any] = [actor_id]
-        if session_id is not None:
-            query += " AND session_id = %s"
-            args.append(session_id)
+        where, args = where_equal({"actor_id": actor_id, "session_id": session_id}, "%s")
+        query = f"SELECT {', '.join(EVENT_COLUMNS)} FROM events{where} ORDER BY created_at, seq"
         with self._conn("list events") as conn:
-            rows = conn.execute(query + " ORDER BY created_at, seq", args).fetchall()
-        return [
-            Event(
-                id=r[0],
-                actor_id=r[1],
-                session_id=r[2],
-                role=r[3],
-                text=r[4],
-                created_at=r[5],
-                metadata=r[6],
-            )
-            for r in rows
-        ]
+            rows = conn.execute(query, args).fetchall()
+        return [event_from_row(r, r[-1]) for r in rows]
 
     # ---- records -------------------------------------------------------------------------
     def _vector(self, value: Any, what: str) -> np.ndarray:
@@ -372,12 +347,9 @@ class PostgresStore(ThreadedAsyncMethods):
         takes its new place at the end of the insertion order, as in the embedded store, and
         two workers writing the same id at once both succeed (the later commit wins).
         """
-        records = list(records)
+        records = ready_to_write(self.embedder, records)
         if not records:
             return []
-        for record in records:
-            check_record(record)
-        embed_missing(self.embedder, records)
         rows = staging_rows(records, self._vector)
         with self._conn(f"add {len(rows)} records") as conn, conn.transaction():
             copy_in(conn, rows)
@@ -417,16 +389,7 @@ class PostgresStore(ThreadedAsyncMethods):
 
     @staticmethod
     def _row_to_record(row: Sequence[Any]) -> MemoryRecord:
-        return MemoryRecord(
-            id=row[0],
-            actor_id=row[1],
-            namespace=row[2],
-            text=row[3],
-            strategy=row[4],
-            created_at=row[5],
-            metadata=row[6],
-            embedding=row[7].to_numpy(),
-        )
+        return record_from_row(row, row[6], row[7].to_numpy())
 
     def list_records(
         self, namespace: str | None = None, *, actor_id: str | None = None
@@ -659,12 +622,6 @@ class PostgresStore(ThreadedAsyncMethods):
 
     def close(self) -> None:
         self._pool.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.url!r}, schema={self.schema!r}, embedder={self.embedder.name!r})"

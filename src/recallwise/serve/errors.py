@@ -1,0 +1,105 @@
+"""The service's one error shape, ``{"error": {"message", "field", "status"}}``, and what maps to it.
+
+400 malformed JSON, 401 a missing or unknown key, 403 a scope the key lacks, 404 absent (or another
+tenant's: the two cannot be told apart), 413 a body or field over its limit, 421 a ``Host`` that is
+not this server (without keys), 422 a wrong type, an unknown field or a bad id, 503 the store is
+down (writes; a recall then answers 200 with an empty context and the error, failing open like
+the library). A bug is a 500 in the same shape, its traceback in the server's log only.
+"""
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..errors import InvalidValueError, QuestionError, RecallwiseError, StoreError, UsageError
+from .access import ServiceError
+from .models import ErrorDetail, ErrorOut
+
+__all__ = ["ERROR_RESPONSES", "EXCEPTION_HANDLERS", "error_response"]
+
+logger = logging.getLogger("recallwise.serve")
+
+#: the statuses every route may answer with the error shape (for the OpenAPI document)
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 413, 422, 503)
+}
+
+
+def error_response(
+    status: int, message: str, field: str | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """The error shape as a response (the middlewares answer with it too)."""
+    body = ErrorOut(error=ErrorDetail(message=message, field=field, status=status))
+    return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+
+
+async def _service_error(request: Request, exc: ServiceError) -> Response:
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return error_response(exc.status, str(exc), exc.field, headers)
+
+
+async def _invalid_request(request: Request, exc: RequestValidationError) -> Response:
+    errors = exc.errors()
+    first = errors[0] if errors else {}
+    if first.get("type") == "json_invalid":
+        return error_response(
+            400, f"malformed JSON: {first.get('ctx', {}).get('error', 'cannot parse the body')}"
+        )
+    where = [str(p) for p in first.get("loc", ()) if p != "body"]
+    field = ".".join(where) or None
+    kind = first.get("type", "")
+    message = "unknown field" if kind == "extra_forbidden" else first.get("msg", "invalid")
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return error_response(422, f"{field or 'body'}: {message}{more}", field)
+
+
+async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+    return error_response(exc.status_code, str(exc.detail))
+
+
+async def _store_down(request: Request, exc: StoreError) -> Response:
+    # the details (statements, hosts) go to the log only, never to a client
+    logger.warning("store error on %s: %s", request.url.path, exc)
+    return error_response(503, f"the store is unavailable ({exc.kind}); nothing was written")
+
+
+async def _invalid_value(request: Request, exc: InvalidValueError) -> Response:
+    return error_response(422, str(exc), exc.field)
+
+
+async def _usage(request: Request, exc: UsageError) -> Response:
+    return error_response(422, str(exc))
+
+
+async def _question(request: Request, exc: QuestionError) -> Response:
+    return error_response(422, str(exc), "questions")
+
+
+async def _other(request: Request, exc: RecallwiseError) -> Response:
+    logger.warning("%s on %s: %s", type(exc).__name__, request.url.path, exc)
+    return error_response(500, f"{type(exc).__name__}: {exc}")
+
+
+async def _bug(request: Request, exc: Exception) -> Response:
+    # a bug: the traceback goes to the log, the client gets JSON like every other answer
+    logger.error("unexpected %s on %s", type(exc).__name__, request.url.path, exc_info=exc)
+    return error_response(500, f"internal error ({type(exc).__name__}); the server's log has the details")
+
+
+#: each failure's handler (Starlette picks the most specific class of the exception's own)
+EXCEPTION_HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
+    ServiceError: _service_error,
+    RequestValidationError: _invalid_request,
+    StarletteHTTPException: _http,
+    StoreError: _store_down,
+    InvalidValueError: _invalid_value,
+    UsageError: _usage,
+    QuestionError: _question,
+    RecallwiseError: _other,
+    Exception: _bug,
+}
