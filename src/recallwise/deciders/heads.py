@@ -256,7 +256,9 @@ def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
         )
     domains = tuple(str(d) for d in meta.get("domains") or ())
     if found == "judge" and not domains:
-        raise UsageError(f"{where}: the judge head names no life domains: refit it with `recallwise tune judge --fit`")
+        raise UsageError(
+            f"{where}: the judge head names no life domains: refit it with `recallwise tune judge --fit`"
+        )
     spaces: dict[str, SpaceWeights] = {}
     for i, space in enumerate(meta.get("spaces") or ()):
         try:
