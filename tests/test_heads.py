@@ -372,6 +372,32 @@ def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_fi
     assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
 
 
+def test_episodic_options_judge_without_the_domain_table(judge_fit) -> None:
+    """``judge_domains=False`` (episodic memories): the head reads the score and gap alone, the
+    domain block as zeros; the policy's decider is the copy, the caller's is left as it was."""
+    decider = EmbeddedDecider(heads={"judge": judge_fit.head})
+    message, records = (
+        "What should I cook tonight?",
+        ["The user is lactose intolerant.", "The user plays the cello."],
+    )
+    questions = {f"r{i}": judge_question(t) for i, t in enumerate(records)}
+    vectors = decider.embedder.embed([message, *records])
+    features = decider.judge_features(vectors[0], vectors[1:])
+    features[:, 2:] = 0.0
+    weights = judge_fit.head.spaces["minilm-l6"]
+    without = decider.without_domain_table()
+    p = np.array([without.decide(message, questions).answers[f"r{i}"] for i in range(len(records))])
+    assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
+    assert not np.allclose(
+        p, [decider.decide(message, questions).answers[f"r{i}"] for i in range(len(records))]
+    )
+    policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), decider=decider, judge_domains=False)
+    assert policy.decider is not decider and not policy.decider.params.judge_domain_table
+    assert decider.params.judge_domain_table
+    with pytest.raises(UsageError, match="judge_domains"):
+        RecallPolicy(SQLiteStore("sqlite://:memory:"), judge_domains="no")
+
+
 def _judged(labels: list[bool]) -> JudgedTurn:
     turn = LabelledTurn("m", True, where="t")
     ids = [str(i) for i in range(len(labels))]
