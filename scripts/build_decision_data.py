@@ -36,9 +36,18 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decision_data import code_sources, exercises, intents, labels, written_en, written_ml, written_ml_more
+from decision_data import (
+    code_sources,
+    exercises,
+    intents,
+    labels,
+    personal,
+    written_en,
+    written_ml,
+    written_ml_more,
+)
 from decision_data import judge as judge_build
-from decision_data.common import SNAPSHOTS, Row, Snapshots, row, row_split
+from decision_data.common import SNAPSHOTS, Row, Snapshots, row, row_split, typo
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ("fit", "calib", "dev", "heldout")
@@ -67,8 +76,12 @@ def load_clinc(snap: Snapshots) -> list[Row]:
             continue
         split = labels.CLINC_SPLIT.get(intent) or row_split(f"clinc-intent:{intent}")
         texts = list(dict.fromkeys(by_intent[intent]))
-        rng.shuffle(texts)
+        # the third round's recall intents draw from their own generator, so the shared one gives
+        # every earlier intent the same sample as before
+        (random.Random(f"clinc-{intent}") if intent in labels.CLINC_RECALL else rng).shuffle(texts)
         cap = labels.CLINC_CAP_POSITIVE if label else labels.CLINC_CAP_NEGATIVE
+        if intent in labels.CLINC_RECALL:
+            cap = labels.CLINC_CAP_RECALL
         for text in texts[:cap]:
             rows.append(row(text, label, "clinc150", "en", kind, intent, _split=split, intent=intent))
     return rows
@@ -303,19 +316,6 @@ def load_xsid(snap: Snapshots) -> list[Row]:
                     )
                 )
     return rows
-
-
-def typo(text: str, rng: random.Random) -> str:
-    words = text.split(" ")
-    candidates = [i for i, w in enumerate(words) if len(w) > 4 and w.isalpha()]
-    if not candidates:
-        return text
-    i = rng.choice(candidates)
-    w = words[i]
-    j = rng.randrange(1, len(w) - 2)
-    swapped, dropped = w[:j] + w[j + 1] + w[j] + w[j + 2 :], w[:j] + w[j + 1 :]
-    words[i] = swapped if rng.random() < 0.5 else dropped
-    return " ".join(words)
 
 
 def load_written_en() -> list[Row]:
@@ -611,6 +611,10 @@ def main(argv: Iterable[str] | None = None) -> int:
         lambda: intents.load_slurp(snap),
         lambda: intents.load_chatbot_ko(snap),
         load_written_ml_more,
+        # third round: the user's own life and people, famous contrasts, short turns in 15 languages
+        lambda: personal.load_memorybank(snap),
+        personal.load_written_life,
+        personal.load_written_small,
     ]
     rows: list[Row] = [r for load in loaders for r in load()]
     rows, dropped = dedupe_exact(rows, project_texts())

@@ -13,7 +13,17 @@ import pytest
 from cli_runner import run_cli
 from recallwise import RecallPolicy
 from recallwise.deciders import EmbeddedDecider
-from recallwise.deciders.heads import GATE_FEATURES, Head, SpaceWeights, read_head, shipped_head, write_head
+from recallwise.deciders.embedded import domain_names
+from recallwise.deciders.heads import (
+    GATE_FEATURES,
+    JUDGE_FEATURES,
+    Head,
+    SpaceWeights,
+    judge_width,
+    read_head,
+    shipped_head,
+    write_head,
+)
 from recallwise.embeddings import HashingEmbedder
 from recallwise.errors import UsageError
 from recallwise.policy.config import FittedHead, read_config, write_config
@@ -22,12 +32,17 @@ from recallwise.policy.wording import GATE, gate_question, judge_question
 from recallwise.stores import SQLiteStore
 from recallwise.tuning import metrics
 from recallwise.tuning.heads import (
+    KEEP_RELATIVE,
     MIN_TURNS,
     RECORDS_PER_REQUEST,
+    JudgedTurn,
     KeepRule,
     fit_gate_head,
     fit_judge_head,
     fit_logistic,
+    fit_perceptron,
+    keep_rule,
+    keep_threshold,
     operating_threshold,
     platt,
 )
@@ -201,6 +216,87 @@ def test_a_head_fitted_for_another_embedder_is_refused(gate_fit) -> None:
     assert decider.heads_in_use() == {}
 
 
+def test_a_perceptron_learns_what_a_logistic_regression_cannot() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(600, 2))
+    y = (x[:, 0] > 0) != (x[:, 1] > 0)  # exclusive or: no line separates it
+    hidden, hidden_bias, weights, bias = fit_perceptron(x, y, 8, 0.1, epochs=1500, learning_rate=0.05)
+    p = 1.0 / (1.0 + np.exp(-(np.tanh(x @ hidden + hidden_bias) @ weights + bias)))
+    assert np.mean((p >= 0.5) == y) >= 0.9
+    assert np.array_equal(hidden, fit_perceptron(x, y, 8, 0.1, epochs=1500, learning_rate=0.05)[0])
+
+
+def test_a_gate_head_with_a_hidden_layer_answers_and_reads_back(tmp_path: Path) -> None:
+    turns, _ = read_labelled_sources(GATE_SETS, "gate-*.jsonl", "gate")
+    fit = fit_gate_head(turns, hidden=6)
+    weights = fit.head.spaces["minilm-l6"]
+    assert weights.hidden is not None and weights.hidden.shape == (385, 6) and weights.weights.shape == (6,)
+    assert fit.after["auc"] >= 0.9 and fit.head.provenance["fit"]["minilm-l6"]["hidden"] == 6
+    head = read_head(fit.write(tmp_path / "gate.npz"), "gate")
+    again = head.spaces["minilm-l6"]
+    assert again.hidden is not None and np.array_equal(again.hidden, weights.hidden)
+    decider = EmbeddedDecider(heads={"gate": head})
+    message = "What should I cook for my parents on Sunday?"
+    vector = decider.embedder.embed([message])[0]
+    expected = weights.probability(decider.gate_features(vector, gate_question()))
+    assert decider.decide(message, {GATE: gate_question()}).answers[GATE] == pytest.approx(expected)
+    # a few hundred labels (a user's own) get the logistic regression unless asked
+    assert fit_gate_head(turns).head.spaces["minilm-l6"].hidden is None
+
+
+def _write_npz(path: Path, meta: dict, **arrays: np.ndarray) -> Path:
+    with path.open("wb") as handle:
+        np.savez(handle, meta=np.array(json.dumps(meta)), **arrays)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("arrays", "says"),
+    [
+        ({"h0": np.zeros((4, 3))}, "half a hidden layer"),
+        ({"h0": np.zeros((4, 2)), "c0": np.zeros(2)}, "malformed hidden layer"),  # 3 output weights
+        ({"h0": np.zeros(4), "c0": np.zeros(3)}, "malformed hidden layer"),
+        ({"h0": np.full((4, 3), np.nan), "c0": np.zeros(3)}, "malformed hidden layer"),
+    ],
+)
+def test_a_malformed_hidden_layer_is_refused(tmp_path: Path, arrays: dict, says: str) -> None:
+    meta = {"format": "recallwise-head/1", "role": "gate", "features": list(GATE_FEATURES)}
+    meta["spaces"] = [{"embedder": "x", "n": 1}]
+    path = _write_npz(tmp_path / "gate.npz", meta, w0=np.zeros(3), b0=np.array(0.0), **arrays)
+    with pytest.raises(UsageError, match=rf"gate\.npz: space 'x' has (a )?{says}"):
+        read_head(path, "gate")
+
+
+def test_a_judge_head_from_another_domain_bank_is_refused(tmp_path: Path) -> None:
+    names = ("food", "travel")
+    other = Head(
+        "judge", {"minilm-l6": SpaceWeights("minilm-l6", np.zeros(judge_width(2)), 0.0)}, JUDGE_FEATURES
+    )
+    path = write_head(
+        Head(other.role, other.spaces, other.features, {}, "argument", names), tmp_path / "j.npz"
+    )
+    head = read_head(path, "judge")
+    assert head.domains == names
+    with pytest.raises(
+        UsageError, match=r"j\.npz: the judge head was fitted with 2 life domains \(food, travel"
+    ):
+        EmbeddedDecider(heads={"judge": head})
+    # weights for another number of domains than it names, or no domains named: refused on read
+    meta = {
+        "format": "recallwise-head/1",
+        "role": "judge",
+        "features": list(JUDGE_FEATURES),
+        "domains": list(names),
+    }
+    meta["spaces"] = [{"embedder": "minilm-l6", "n": 1}]
+    bad = _write_npz(tmp_path / "k.npz", meta, w0=np.zeros(judge_width(3)), b0=np.array(0.0))
+    with pytest.raises(UsageError, match="has 11 judge weights; 2 life domains make 6"):
+        read_head(bad)
+    bad = _write_npz(tmp_path / "n.npz", {**meta, "domains": []}, w0=np.zeros(6), b0=np.array(0.0))
+    with pytest.raises(UsageError, match=r"n\.npz: the judge head names no life domains"):
+        read_head(bad)
+
+
 def test_a_config_names_a_head_and_the_policy_uses_it(gate_fit, tmp_path: Path) -> None:
     from recallwise.deciders.heads import file_sha256
 
@@ -241,13 +337,15 @@ def judge_fit():
 def test_judge_fit_reports_records_kept_before_and_after(judge_fit) -> None:
     keys = {"n", "accuracy", "auc", "ece", "records_kept_per_request", "right_kept"}
     assert keys <= set(judge_fit.before) and keys <= set(judge_fit.after)
-    # its keep threshold is the lowest at which the graded requests keep at most 6 records
+    # its keep rule keeps at most RECORDS_PER_REQUEST records per request
     assert judge_fit.after["records_kept_per_request"] <= RECORDS_PER_REQUEST
-    assert judge_fit.head.thresholds["judge_relative"] == 1.0
+    assert judge_fit.head.thresholds["judge_relative"] == KEEP_RELATIVE
+    assert judge_fit.head.domains == domain_names()
 
 
-def test_the_judge_head_keeps_the_judges_ranking(judge_fit) -> None:
-    """p rises with the judge's score within a turn: the head calibrates, it does not reorder."""
+def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_fit) -> None:
+    """p is the head's logistic of the judge's features: the score and its gap to the turn's best,
+    and the message's life-domain distribution times each record's centred domain affinities."""
     decider = EmbeddedDecider(heads={"judge": judge_fit.head})
     message = "What should I cook tonight?"
     records = [
@@ -260,9 +358,65 @@ def test_the_judge_head_keeps_the_judges_ranking(judge_fit) -> None:
     decision = decider.decide(message, questions)
     assert decision.usage.get("judge_head") == len(records)
     vectors = decider.embedder.embed([message, *records])
-    scores = decider.judge_features(vectors[0], vectors[1:])[:, 0]
+    features = decider.judge_features(vectors[0], vectors[1:])
+    size = len(domain_names())
+    assert features.shape == (len(records), judge_width(size))
+    assert features[:, 1].max() == 0.0  # the gap of the best record
+    _, _, _, message_domains, centred = decider._judge_terms(vectors[0], vectors[1:])
+    assert message_domains.sum() == pytest.approx(1.0)
+    assert np.allclose(
+        features[:, 2:].reshape(-1, size, size), message_domains[None, :, None] * centred[:, None, :]
+    )
+    weights = judge_fit.head.spaces["minilm-l6"]
     p = np.array([decision.answers[f"r{i}"] for i in range(len(records))])
-    assert list(np.argsort(-p)) == list(np.argsort(-scores))
+    assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
+
+
+def test_episodic_options_judge_without_the_domain_table(judge_fit) -> None:
+    """``judge_domains=False`` (episodic memories): the head reads the score and gap alone, the
+    domain block as zeros; the policy's decider is the copy, the caller's is left as it was."""
+    decider = EmbeddedDecider(heads={"judge": judge_fit.head})
+    message, records = (
+        "What should I cook tonight?",
+        ["The user is lactose intolerant.", "The user plays the cello."],
+    )
+    questions = {f"r{i}": judge_question(t) for i, t in enumerate(records)}
+    vectors = decider.embedder.embed([message, *records])
+    features = decider.judge_features(vectors[0], vectors[1:])
+    features[:, 2:] = 0.0
+    weights = judge_fit.head.spaces["minilm-l6"]
+    without = decider.without_domain_table()
+    p = np.array([without.decide(message, questions).answers[f"r{i}"] for i in range(len(records))])
+    assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
+    assert not np.allclose(
+        p, [decider.decide(message, questions).answers[f"r{i}"] for i in range(len(records))]
+    )
+    policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), decider=decider, judge_domains=False)
+    assert policy.decider is not decider and not policy.decider.params.judge_domain_table
+    assert decider.params.judge_domain_table
+    with pytest.raises(UsageError, match="judge_domains"):
+        RecallPolicy(SQLiteStore("sqlite://:memory:"), judge_domains="no")
+
+
+def _judged(labels: list[bool]) -> JudgedTurn:
+    turn = LabelledTurn("m", True, where="t")
+    ids = [str(i) for i in range(len(labels))]
+    return JudgedTurn(turn, ids, np.array(labels), 0, "primary", {}, {}, ids)
+
+
+def test_the_keep_rule_count_follows_the_evidence() -> None:
+    """Turns with one clear best and turns with several records level: an absolute threshold alone
+    keeps as many in both; with the relative rule the first keep one, the second all that belong."""
+    clear = (_judged([True, False, False, False]), np.array([0.95, 0.12, 0.12, 0.12]))
+    level = (_judged([True, True, True, False]), np.array([0.3, 0.2, 0.1, 0.01]))
+    judged, probabilities = zip(*[clear, level] * 3, strict=True)
+    rule = keep_rule(judged, probabilities, 2.0)
+    assert rule.relative == KEEP_RELATIVE
+    assert rule.kept(clear[1]).tolist() == [True, False, False, False]
+    assert rule.kept(level[1]).tolist() == [True, True, True, False]
+    # without the relative rule, the threshold that keeps 2 per request drops a right record
+    alone = KeepRule(keep_threshold(judged, probabilities, 2.0), 1.0)
+    assert alone.kept(level[1]).tolist() == [True, True, False, False]
 
 
 def test_keep_rule_matches_the_policy() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ SNAPSHOTS = {
     "piresramon/gpt-4-enem": "cbba7fdd735845bb45ac80d5090baae1b949d782",
     "pswietojanski/slurp": "8eb16545762be97ace75334109d73824217311f1",
     "songys/Chatbot_data": "4cf20d13fc46f5037fd1c531cd566e2dd9f72974",
+    # third round (questions about the user's own life)
+    "zhongwanjun/MemoryBank-SiliconFriend": "cf61c4196e4cfdb0f2b7a0316249fa40312dc3a9",
 }
 
 Row = dict[str, Any]
@@ -110,3 +113,17 @@ def eval_only_split(group: str) -> str:
     """For sources whose licence allows no fitting (non-commercial, or terms we could not confirm):
     dev or heldout only, never fit or calib."""
     return "dev" if stable_unit("eval-only:" + group) < 0.4 else "heldout"
+
+
+def typo(text: str, rng: random.Random) -> str:
+    """``text`` with one longer word's letters swapped or one dropped (a register of real typing)."""
+    words = text.split(" ")
+    candidates = [i for i, w in enumerate(words) if len(w) > 4 and w.isalpha()]
+    if not candidates:
+        return text
+    i = rng.choice(candidates)
+    w = words[i]
+    j = rng.randrange(1, len(w) - 2)
+    swapped, dropped = w[:j] + w[j + 1] + w[j] + w[j + 2 :], w[:j] + w[j + 1 :]
+    words[i] = swapped if rng.random() < 0.5 else dropped
+    return " ".join(words)

@@ -7,10 +7,12 @@
   when they only ask what exists ("what movies are showing today") are left out. play_music with
   nothing named (no artist, song, playlist, genre): what plays is the user's taste -> True; with
   something named -> False; playback of what is already there (next, again, a playlist, an app)
-  is left out. False: factual questions, definitions, arithmetic, currency, stock
-  prices, time and date, jokes, device commands with every detail given. Everything else (calendar,
-  email, lists: app state; weather, news, transport: need the user's place or sources; statements
-  of taste such as "i love hip hop": the write path) is left out.
+  is left out. calendar_query, lists_query and email_querycontact worded about the user's own
+  things (SLURP_OWN_RE: my, do i, someone's) -> True, kind recall (third round). False: factual
+  questions, definitions, arithmetic, currency, stock prices, time and date, jokes, device commands
+  with every detail given. Everything else (email inboxes and social feeds: app state; weather,
+  news, transport: need the user's place or sources; statements of taste such as "i love hip hop":
+  the write path) is left out.
 - chatbot-ko (songys/Chatbot_data, MIT): Korean chatbot questions. True: requests for a
   recommendation or a choice (what to eat, wear, do, where to go, which gift) matched by
   KO_POSITIVE_RE, less the hand-picked KO_NOT_POSITIVE (statements, rhetorical questions, whether
@@ -64,6 +66,13 @@ SLURP_NEGATIVE = {
     "iot_wemo_off": "utility",
 }
 SLURP_NEGATIVE_CAP = 40
+# third round: questions about what the user keeps -- their calendar, lists, contacts ("when is my
+# brunch with jennifer", "is jessica's birthday on april twelfth", "what's on my shopping list",
+# "check mom's number") -> True, kind recall, when the wording is about the user's own things
+SLURP_RECALL = {"calendar_query", "lists_query", "email_querycontact"}
+SLURP_OWN_RE = re.compile(
+    r"\b(my|am i|do i|did i|have i|i have|i set|i need|i'm|mom|mum|dad)\b|\w's\b", re.I
+)
 
 
 def slurp_label(item: dict[str, Any]) -> tuple[bool, str] | None:
@@ -82,6 +91,8 @@ def slurp_label(item: dict[str, Any]) -> tuple[bool, str] | None:
         return True, "recommendation"
     if intent in SLURP_NEGATIVE:
         return False, SLURP_NEGATIVE[intent]
+    if intent in SLURP_RECALL:
+        return (True, "recall") if SLURP_OWN_RE.search(text) else None
     return None
 
 

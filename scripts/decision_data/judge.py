@@ -12,6 +12,11 @@ a diet or allergy record also belongs to every food request, a health record to 
 request. Everything else is labelled as not belonging, and to keep that honest a user's other 17-19
 records are drawn only from facts whose domains are all *disjoint* from the request's; facts that
 fit no domain are not used at all. For a general request no record belongs.
+
+Third round, after reading 60 labelled requests by hand: "visit" no longer makes a fact a travel one
+("two grown children who never visit"), "heart" a health one only as a condition ("loves the band
+heart" was a fitness record), "food bank" is not food, and a fact that is also about work ("a part
+time job at burger king") is neither in nor out for a food request.
 """
 
 from __future__ import annotations
@@ -33,11 +38,11 @@ DOMAIN_RE: dict[str, re.Pattern[str]] = {
         "diet": r"\b(allerg\w*|vegan|vegetarian|gluten|lactose|diabet\w*|kosher|halal|diet|"
         r"don'?t eat|do not eat|never eat)\b",
         "cooking": r"\b(cook\w*|bak(e|es|ing|er)|chef|garden\w*|kitchen)\b",
-        "food": r"\b(food|foods|eat|eats|eating|pizza|burgers?|cheeseburgers?|meat|steak|"
+        "food": r"\b(food(?! bank)|foods|eat|eats|eating|pizza|burgers?|cheeseburgers?|meat|steak|"
         r"chocolate|coffee|tea|wine|beer|cheese|pasta|sushi|tacos?|restaurants?|chef|cuisine|"
         r"desserts?|cookies|candy|ice cream|fruit|spicy|soda|bbq|barbecue|seafood|chicken|"
         r"italian food|mexican food|chinese food)\b",
-        "travel": r"\b(travel\w*|trips?|vacation\w*|visit\w*|beach\w*|abroad|countries|europe|paris|"
+        "travel": r"\b(travel\w*|trips?|vacation\w*|beach\w*|abroad|countries|europe|paris|"
         r"italy|japan|mexico|fly|flying|airplanes?|road trips?|national parks?|cruise|"
         r"camping|hotels?)\b",
         "music": r"\b(music|songs?|sing|sings|singing|singer|band|guitar|piano|concerts?|rap|jazz|"
@@ -50,7 +55,7 @@ DOMAIN_RE: dict[str, re.Pattern[str]] = {
         r"racquetball|athlete|fitness|weights)\b",
         "pets": r"\b(dogs?|cats?|pets?|pupp(y|ies)|kittens?|horses?|parrots?|hamsters?|rabbits?)\b",
         "health": r"\b(wheelchair|blind|deaf|surgery|transplant|cancer|anxiety|depress\w*|sick|"
-        r"disease|injur\w*|knee|back pain|asthma|arthritis|heart)\b",
+        r"disease|injur\w*|knee|back pain|asthma|arthritis|heart (disease|attack|condition|problems?))\b",
         "work": r"\b(work|job|employ\w*|career|office|nurse|teacher|engineer|lawyer|doctor|"
         r"retired|business|boss)\b",
         "family": r"\b(wife|husband|kids?|children|son|daughter|mom|mother|dad|father|sister|"
@@ -77,8 +82,8 @@ CLINC_DOMAIN = {
 }
 # a domain whose facts are neither clearly in nor clearly out for the request: not used as records
 AMBIGUOUS: dict[str, set[str]] = {
-    "food": {"cooking"},
-    "food-booking": {"cooking", "food"},
+    "food": {"cooking", "work"},
+    "food-booking": {"cooking", "food", "work"},
     "travel": set(),
     "music": set(),
     "screen": set(),

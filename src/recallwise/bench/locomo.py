@@ -235,6 +235,8 @@ def _keep_options(options: RecallOptions) -> dict[str, Any]:
     weights, budget = options.keep.conversation_rescore, options.keep.adaptive_budget
     return {
         "max_records": options.limits.max_records,
+        "rule": options.keep.rule,
+        "judge_domains": options.keep.judge_domains,
         "conversation_rescore": None
         if weights is None
         else {"centre": weights.centre, "session": weights.session},

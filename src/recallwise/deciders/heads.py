@@ -1,23 +1,26 @@
-"""Learned heads: the calibrated logistic models the embedded decider answers the gate and judge with.
+"""Learned heads: the calibrated models the embedded decider answers the gate and judge with.
 
-A head is a linear model over what the turn already computed, calibrated so that its output is a
+A head is a small model over what the turn already computed, calibrated so that its output is a
 probability a user can pick a threshold by:
 
-- the **gate** head reads the message's embedding (a dot product): p = P(answering this message
-  well needs something stored about the user);
-- the **judge** head reads a few features of each (message, record) pair (:data:`JUDGE_FEATURES`):
-  p = P(this record belongs in the prompt for this message).
+- the **gate** head reads the message's embedding: p = P(answering this message well needs
+  something stored about the user). A logistic regression (a dot product), or with
+  ``tune gate --hidden N`` a perceptron with one hidden layer of N units (the shipped one);
+- the **judge** head reads a few features of each (message, record) pair (:data:`JUDGE_FEATURES`),
+  a logistic regression: p = P(this record belongs in the prompt for this message).
 
 Weights depend on the embedding space, so a head holds one set per embedding model
 (``minilm-l6`` for English, ``use-multilingual-v3`` for the other languages); a space the head
 has no weights for is answered as before (the example vote, the debiased-similarity logistic).
-Calibration (Platt scaling on a held-out split) is folded into the weights: at run time a head
-is ``sigmoid(w . x + b)``.
+Calibration (Platt scaling on a held-out split) is folded into the output weights: at run time a
+head is ``sigmoid(w . x + b)``, ``x`` the features or the hidden layer's ``tanh``.
 
 A head file is a small ``.npz`` (no pickles): ``meta`` is a JSON text (format, role, features,
-spaces, provenance: data, counts, date, the fit command and its figures) and ``w<i>`` / ``b<i>``
-are the weights of the i-th space. The shipped heads are package data (``recallwise/data/heads``,
-with their datasheet); ``recallwise tune gate|judge --fit`` writes new ones.
+spaces, the judge's life domains, provenance: data, counts, date, the fit command and its
+figures), ``w<i>`` / ``b<i>`` are the output weights of the i-th space and ``h<i>`` / ``c<i>``
+its hidden layer, when it has one. The shipped heads are package data
+(``recallwise/data/heads``, with their datasheet); ``recallwise tune gate|judge --fit`` writes
+new ones.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ __all__ = [
     "HeadRole",
     "SpaceWeights",
     "file_sha256",
+    "judge_width",
     "read_head",
     "shipped_head",
     "write_head",
@@ -66,29 +70,54 @@ GATE_FEATURES: tuple[str, ...] = ("embedding", "examples")
 #:   record's typical similarity to unrelated messages (a record close to every message is not
 #:   evidence for this one), plus how well it fits the life domains the message is about, plus a
 #:   little of the hybrid search's full-text score;
-#: - ``gap``: the score minus the best record's of this turn (0 for the best).
+#: - ``gap``: the score minus the best record's of this turn (0 for the best);
+#: - ``domains``: which life domains bear on which (D x D numbers, D = the domain bank's size,
+#:   ``recallwise/data/domains.json``): the message's distribution over the life domains times
+#:   the record's affinity to each domain (relative to its mean affinity), one product per pair.
+#:   Its weights are a learned table of which records bear on which requests: an allergy on a
+#:   restaurant booking, a seat preference on a flight, not the reverse.
 #:
 #: The head maps them to a calibrated probability. The gap makes the count kept follow the
 #: evidence: a record far behind a clear best is unlikely to belong, one level with several
-#: others likely. Within a turn p rises with the score: the head keeps the judge's ranking.
-JUDGE_FEATURES: tuple[str, ...] = ("score", "gap")
+#: others likely.
+JUDGE_FEATURES: tuple[str, ...] = ("score", "gap", "domains")
+
+
+def judge_width(domains: int) -> int:
+    """How many numbers the judge head reads per record with a bank of ``domains`` life domains."""
+    return 2 + domains * domains
 
 
 @dataclass(frozen=True)
 class SpaceWeights:
-    """A head's weights for one embedding space; ``logits(x) = x @ weights + bias``."""
+    """A head's weights for one embedding space.
+
+    A logistic head: ``logits(x) = x @ weights + bias``. A head with a hidden layer (a small
+    multi-layer perceptron, ``hidden`` of shape inputs x units, stored as float32):
+    ``logits(x) = tanh(x @ hidden + hidden_bias) @ weights + bias``.
+    """
 
     embedder: str
     weights: np.ndarray
     bias: float
     #: labelled examples these weights were fitted on (before calibration)
     n: int = 0
+    hidden: np.ndarray | None = None
+    hidden_bias: np.ndarray | None = None
+
+    @property
+    def inputs(self) -> int:
+        """How many numbers the head reads."""
+        return int(self.hidden.shape[0] if self.hidden is not None else self.weights.shape[0])
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        return np.asarray(np.asarray(x, dtype=np.float64) @ self.weights + self.bias)
+        z = np.asarray(x, dtype=np.float64)
+        if self.hidden is not None:
+            z = np.tanh(z @ self.hidden + self.hidden_bias)
+        return np.asarray(z @ self.weights + self.bias)
 
     def probability(self, x: np.ndarray) -> float:
-        z = float(np.asarray(x, dtype=np.float64) @ self.weights + self.bias)
+        z = float(self.logits(x))
         return float(1.0 / (1.0 + np.exp(-z)))
 
 
@@ -104,6 +133,9 @@ class Head:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     #: where this head was loaded from: "shipped", a config (``config PATH``), a file or "argument"
     origin: str = "argument"
+    #: the life domains a judge head's ``domains`` weights are for, by name, in order (empty for a
+    #: gate head): the bank it was fitted with (``recallwise/data/domains.json``)
+    domains: tuple[str, ...] = ()
 
     def for_space(self, embedder: str | None) -> SpaceWeights | None:
         """The weights for vectors made by ``embedder`` (None when the head has none)."""
@@ -134,10 +166,19 @@ class Head:
         weights = self.for_space(embedder)
         if weights is None or self.role != "gate":
             return
-        if weights.weights.shape != (dimension + 1,):
+        if weights.inputs != dimension + 1:
             raise UsageError(
                 f"{where or self.origin}: the gate head's {embedder} weights read "
-                f"{weights.weights.shape[0] - 1} dimensions; the embedder makes {dimension}"
+                f"{weights.inputs - 1} dimensions; the embedder makes {dimension}"
+            )
+
+    def check_domains(self, domains: tuple[str, ...], where: str = "") -> None:
+        """A :class:`UsageError` when this judge head was fitted with another life-domain bank."""
+        if self.role == "judge" and self.domains != tuple(domains):
+            raise UsageError(
+                f"{where or self.origin}: the judge head was fitted with {len(self.domains)} life "
+                f"domains ({', '.join(self.domains[:4])}, ...); this recallwise has {len(domains)} "
+                f"({', '.join(domains[:4])}, ...): refit it with `recallwise tune judge --fit`"
             )
 
 
@@ -156,11 +197,15 @@ def write_head(head: Head, path: str | os.PathLike[str]) -> Path:
         "features": list(head.features),
         "spaces": [{"embedder": name, "n": w.n} for name, w in head.spaces.items()],
         "provenance": dict(head.provenance),
+        "domains": list(head.domains),
     }
     arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta, ensure_ascii=False, sort_keys=True))}
     for i, weights in enumerate(head.spaces.values()):
         arrays[f"w{i}"] = np.asarray(weights.weights, dtype=np.float64)
         arrays[f"b{i}"] = np.array(float(weights.bias))
+        if weights.hidden is not None and weights.hidden_bias is not None:
+            arrays[f"h{i}"] = np.asarray(weights.hidden, dtype=np.float32)
+            arrays[f"c{i}"] = np.asarray(weights.hidden_bias, dtype=np.float64)
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = target.with_name(f".{target.name}.tmp.npz")
     with scratch.open("wb") as handle:
@@ -209,6 +254,11 @@ def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
             f"{where}: the {found} head reads {list(features)}; this recallwise computes "
             f"{list(expected)}: refit it with `recallwise tune {found} --fit`"
         )
+    domains = tuple(str(d) for d in meta.get("domains") or ())
+    if found == "judge" and not domains:
+        raise UsageError(
+            f"{where}: the judge head names no life domains: refit it with `recallwise tune judge --fit`"
+        )
     spaces: dict[str, SpaceWeights] = {}
     for i, space in enumerate(meta.get("spaces") or ()):
         try:
@@ -219,12 +269,31 @@ def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
             raise UsageError(f"{where}: space {i} has no weights") from None
         if weights.ndim != 1 or not np.isfinite(weights).all() or not np.isfinite(bias):
             raise UsageError(f"{where}: space {name!r} has malformed weights")
-        if found == "judge" and weights.shape != (len(JUDGE_FEATURES),):
-            raise UsageError(f"{where}: space {name!r} has {weights.shape[0]} judge weights")
-        spaces[name] = SpaceWeights(name, weights, bias, int(space.get("n") or 0))
+        hidden, hidden_bias = arrays.get(f"h{i}"), arrays.get(f"c{i}")
+        if (hidden is None) != (hidden_bias is None):
+            raise UsageError(f"{where}: space {name!r} has half a hidden layer")
+        if hidden is not None and hidden_bias is not None:
+            hidden = np.asarray(hidden, dtype=np.float64)
+            hidden_bias = np.asarray(hidden_bias, dtype=np.float64)
+            units = weights.shape[0]
+            if (
+                found != "gate"
+                or hidden.ndim != 2
+                or hidden.shape[1] != units
+                or hidden_bias.shape != (units,)
+                or not np.isfinite(hidden).all()
+                or not np.isfinite(hidden_bias).all()
+            ):
+                raise UsageError(f"{where}: space {name!r} has a malformed hidden layer")
+        if found == "judge" and weights.shape != (judge_width(len(domains)),):
+            raise UsageError(
+                f"{where}: space {name!r} has {weights.shape[0]} judge weights; {len(domains)} life "
+                f"domains make {judge_width(len(domains))}"
+            )
+        spaces[name] = SpaceWeights(name, weights, bias, int(space.get("n") or 0), hidden, hidden_bias)
     if not spaces:
         raise UsageError(f"{where}: the head has no weights")
-    return Head(found, spaces, features, dict(meta.get("provenance") or {}), origin)
+    return Head(found, spaces, features, dict(meta.get("provenance") or {}), origin, domains)
 
 
 @cache

@@ -54,8 +54,17 @@ __all__ = [
 
 #: The options for episodic memories, as fitted on LoCoMo dev (``recallwise tune keep``):
 #: ``RecallPolicy(store, **EPISODIC_OPTIONS)``. ``recallwise bench locomo``'s gated arm runs with them.
+#: The keep rule is the absolute threshold alone: the adaptive budget is episodic memory's relative
+#: rule (within a delta of the best, in log-odds), and the judge head's relative rule on top,
+#: fitted on preferences, kept fewer records than the budget on LoCoMo dev (3.9 a question).
+#: The judge head reads no life-domain table for them (``judge_domains``).
 EPISODIC_OPTIONS: Mapping[str, Any] = MappingProxyType(
-    {"conversation_rescore": CONVERSATION_WEIGHTS, "adaptive_budget": ADAPTIVE_BUDGET}
+    {
+        "conversation_rescore": CONVERSATION_WEIGHTS,
+        "adaptive_budget": ADAPTIVE_BUDGET,
+        "keep": "absolute",
+        "judge_domains": False,
+    }
 )
 
 
@@ -175,8 +184,15 @@ class KeepOptions:
     #: thresholds (``LimitOptions.max_records`` still caps it; ``ADAPTIVE_BUDGET`` keeps at most 5). Off
     #: (None) by default: the demo's dinner turn needs 11 records. Embedded decider only.
     adaptive_budget: AdaptiveBudget | None = None
+    #: Whether the embedded judge head reads its life-domain table (which domains bear on which:
+    #: an allergy on a restaurant, not a seat preference). Off for episodic memories, where it
+    #: ranks LoCoMo's evidence worse (judge AUC 0.941 against 0.950 on dev). Embedded decider
+    #: only (another decider is left as it is).
+    judge_domains: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.judge_domains, bool):
+            raise UsageError(f"judge_domains must be True or False, got {self.judge_domains!r}")
         if self.rule not in ("absolute", "relative", "both"):
             raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {self.rule!r}")
         _at_least(self.relevance_score, 0.0, "relevance_score")
@@ -296,6 +312,7 @@ FLAT_NAMES: Mapping[str, tuple[str, str | None]] = MappingProxyType(
         "relevance_score": ("keep", "relevance_score"),
         "conversation_rescore": ("keep", "conversation_rescore"),
         "adaptive_budget": ("keep", "adaptive_budget"),
+        "judge_domains": ("keep", "judge_domains"),
         "max_records": ("limits", "max_records"),
         "max_record_chars": ("limits", "max_record_chars"),
         "max_context_chars": ("limits", "max_context_chars"),

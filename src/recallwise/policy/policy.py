@@ -84,6 +84,9 @@ class RecallPolicy:
         if self.decider is not None:
             # learned heads a fitted config names replace the shipped ones (policy.config)
             self.decider = configured_decider(self.decider, configs)
+            without_table = getattr(self.decider, "without_domain_table", None)
+            if not self.options.keep.judge_domains and callable(without_table):
+                self.decider = without_table()  # episodic memories: the embedded judge's option
         heads_in_use = getattr(self.decider, "heads_in_use", None)
         #: the learned heads answering this policy's gate and judge: role -> where they came from
         self.heads: dict[str, str] = heads_in_use() if callable(heads_in_use) else {}

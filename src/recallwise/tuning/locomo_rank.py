@@ -39,7 +39,7 @@ from ..datasets.locomo import build_store, load_split
 from ..deciders.embedded import EmbeddedDecider, EmbeddedParams
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
-from ..policy import RecallPolicy
+from ..policy import EPISODIC_OPTIONS, RecallPolicy
 from ..policy.budget import AdaptiveBudget
 from ..policy.conversation import log_odds, rescore_by_conversation, session_of
 
@@ -117,6 +117,8 @@ def judge_split(
                 gated_top_k=depth,
                 conversation_rescore=None,
                 adaptive_budget=None,
+                keep=EPISODIC_OPTIONS["keep"],
+                judge_domains=EPISODIC_OPTIONS["judge_domains"],
                 follow_up_conversations=0,  # each question on its own, as in the bench
             )
             thresholds = KeepThresholds(
