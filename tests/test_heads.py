@@ -172,7 +172,7 @@ def gate_fit():
 def test_gate_fit_reports_before_and_after_on_the_same_turns(gate_fit) -> None:
     keys = {"n", "accuracy", "auc", "ece"}
     assert keys <= set(gate_fit.before) and keys <= set(gate_fit.after)
-    assert gate_fit.before["n"] == gate_fit.after["n"] == 184
+    assert gate_fit.before["n"] == gate_fit.after["n"] == 208
     assert gate_fit.graded_on == "out of fold"
     assert set(gate_fit.head.spaces) == {"minilm-l6", "use-multilingual-v3"}
     # out of fold, the head separates the project's own sets and its p means something
@@ -290,11 +290,18 @@ def test_a_judge_head_from_another_domain_bank_is_refused(tmp_path: Path) -> Non
     }
     meta["spaces"] = [{"embedder": "minilm-l6", "n": 1}]
     bad = _write_npz(tmp_path / "k.npz", meta, w0=np.zeros(judge_width(3)), b0=np.array(0.0))
-    with pytest.raises(UsageError, match="has 11 judge weights; 2 life domains make 6"):
+    with pytest.raises(UsageError, match=r"has 11 judge weights; it reads .* of 2 life domains: 6"):
         read_head(bad)
     bad = _write_npz(tmp_path / "n.npz", {**meta, "domains": []}, w0=np.zeros(6), b0=np.array(0.0))
     with pytest.raises(UsageError, match=r"n\.npz: the judge head names no life domains"):
         read_head(bad)
+    # a head fitted without the table reads score and gap, whatever the bank
+    plain = {**meta, "features": ["score", "gap"], "domains": []}
+    head = read_head(_write_npz(tmp_path / "p.npz", plain, w0=np.ones(2), b0=np.array(0.0)))
+    assert not head.reads_domains
+    EmbeddedDecider(heads={"judge": head})  # no bank to disagree with
+    with pytest.raises(UsageError, match=r"has 3 judge weights; it reads \['score', 'gap'\]: 2"):
+        read_head(_write_npz(tmp_path / "q.npz", plain, w0=np.ones(3), b0=np.array(0.0)))
 
 
 def test_a_config_names_a_head_and_the_policy_uses_it(gate_fit, tmp_path: Path) -> None:
@@ -334,18 +341,43 @@ def judge_fit():
     return fit_judge_head(turns)
 
 
+@pytest.fixture(scope="module")
+def judge_table_fit():
+    turns, _ = read_labelled_sources(JUDGE_SETS, "judge-*.jsonl", "judge")
+    return fit_judge_head(turns, domain_table=True)
+
+
 def test_judge_fit_reports_records_kept_before_and_after(judge_fit) -> None:
     keys = {"n", "accuracy", "auc", "ece", "records_kept_per_request", "right_kept"}
     assert keys <= set(judge_fit.before) and keys <= set(judge_fit.after)
     # its keep rule keeps at most RECORDS_PER_REQUEST records per request
     assert judge_fit.after["records_kept_per_request"] <= RECORDS_PER_REQUEST
     assert judge_fit.head.thresholds["judge_relative"] == KEEP_RELATIVE
+    # without --domain-table: score and gap only, no bank named
+    assert judge_fit.head.features == ("score", "gap") and judge_fit.head.domains == ()
+    assert {w.inputs for w in judge_fit.head.spaces.values()} == {2}
+
+
+def test_the_judge_head_without_the_table_reads_score_and_gap(judge_fit) -> None:
+    decider = EmbeddedDecider(heads={"judge": judge_fit.head})
+    message, records = (
+        "What should I cook tonight?",
+        ["The user is lactose intolerant.", "The user plays the cello."],
+    )
+    questions = {f"r{i}": judge_question(t) for i, t in enumerate(records)}
+    vectors = decider.embedder.embed([message, *records])
+    features = decider.judge_features(vectors[0], vectors[1:])[:, :2]
+    p = [decider.decide(message, questions).answers[f"r{i}"] for i in range(len(records))]
+    weights = judge_fit.head.spaces["minilm-l6"]
+    assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
+
+
+def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_table_fit) -> None:
+    """With ``--domain-table``, p is the head's logistic of the judge's features: the score and its
+    gap to the turn's best, and the message's life-domain distribution times each record's
+    centred domain affinities."""
+    judge_fit = judge_table_fit
     assert judge_fit.head.domains == domain_names()
-
-
-def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_fit) -> None:
-    """p is the head's logistic of the judge's features: the score and its gap to the turn's best,
-    and the message's life-domain distribution times each record's centred domain affinities."""
     decider = EmbeddedDecider(heads={"judge": judge_fit.head})
     message = "What should I cook tonight?"
     records = [
@@ -372,9 +404,11 @@ def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_fi
     assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
 
 
-def test_episodic_options_judge_without_the_domain_table(judge_fit) -> None:
-    """``judge_domains=False`` (episodic memories): the head reads the score and gap alone, the
-    domain block as zeros; the policy's decider is the copy, the caller's is left as it was."""
+def test_episodic_options_judge_without_the_domain_table(judge_table_fit) -> None:
+    """``judge_domains=False`` (episodic memories): a head fitted with the table reads the score
+    and gap alone, the domain block as zeros; the policy's decider is the copy, the caller's is
+    left as it was."""
+    judge_fit = judge_table_fit
     decider = EmbeddedDecider(heads={"judge": judge_fit.head})
     message, records = (
         "What should I cook tonight?",
@@ -459,7 +493,7 @@ def test_tune_gate_fit_writes_a_head_and_a_config(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert body["role"] == "gate" and body["written"] == {"head": str(head), "config": str(config)}
-    assert set(body["before"]) == set(body["after"]) and body["after"]["n"] == 184
+    assert set(body["before"]) == set(body["after"]) and body["after"]["n"] == 208
     assert read_head(head).provenance["command"].startswith("recallwise tune gate --fit")
     assert read_config(config).head("embedded", "gate") is not None
     # and the text report

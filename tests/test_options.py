@@ -39,6 +39,8 @@ def test_each_shorthand_name_sets_exactly_one_nested_field() -> None:
             continue  # typed values, covered by test_policy_episodic
         elif current is None:
             value = 0.42 if group == "thresholds" else 7
+        elif isinstance(current, bool):
+            value = not current
         else:
             value = samples[type(current)]
         changed = with_shorthand(None, {name: value})

@@ -107,9 +107,12 @@ def episodes(real_store):
 
 def test_the_episodic_options_are_off_by_default_and_are_the_fitted_values():
     assert RecallOptions().keep.conversation_rescore is None and RecallOptions().keep.adaptive_budget is None
+    assert RecallOptions().keep.rule == "both" and RecallOptions().keep.judge_domains
     assert dict(EPISODIC_OPTIONS) == {
         "conversation_rescore": CONVERSATION_WEIGHTS,
         "adaptive_budget": ADAPTIVE_BUDGET,
+        "keep": "absolute",
+        "judge_domains": False,
     }
     with pytest.raises(UsageError, match="ConversationWeights or None"):
         KeepOptions(conversation_rescore=True)  # type: ignore[arg-type]
@@ -119,7 +122,10 @@ def test_the_episodic_options_are_off_by_default_and_are_the_fitted_values():
 
 def test_rescoring_writes_the_rescored_probability_back_and_the_trace_says_so(episodes):
     question = "What did Mara do in Lisbon?"
-    plain = RecallPolicy(episodes, namespaces=["/events/{actorId}"]).recall(question, actor_id="m")
+    # the same judge as the episodic options' (no life-domain table), without re-scoring or budget
+    plain = RecallPolicy(episodes, namespaces=["/events/{actorId}"], judge_domains=False).recall(
+        question, actor_id="m"
+    )
     policy = RecallPolicy(episodes, namespaces=["/events/{actorId}"], **EPISODIC_OPTIONS)
     recall = policy.recall(question, actor_id="m")
     before = {c.id: c.judge_p for c in plain.trace.candidates}
@@ -175,7 +181,9 @@ def test_records_from_one_session_are_left_as_the_judge_said(real_store):
             for t, _ in EVENTS[:3]
         ]
     )
-    plain = RecallPolicy(real_store, namespaces=["/events/{actorId}"]).recall("Lisbon?", actor_id="m")
+    plain = RecallPolicy(real_store, namespaces=["/events/{actorId}"], judge_domains=False).recall(
+        "Lisbon?", actor_id="m"
+    )
     recall = RecallPolicy(real_store, namespaces=["/events/{actorId}"], **EPISODIC_OPTIONS).recall(
         "Lisbon?", actor_id="m"
     )

@@ -229,6 +229,12 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
             help="the head's keep threshold (saved with it) is the lowest at which the graded requests "
             "keep at most this many records on average (default %(default)s)",
         )
+        parser.add_argument(
+            "--domain-table",
+            action="store_true",
+            help="also fit which life domains bear on which (441 more weights: for thousands of "
+            "labelled requests; see the datasheet for what it did on the project's data)",
+        )
     if role == "judge":
         parser.add_argument(
             "--write-config",
@@ -758,6 +764,7 @@ def run_fit(args: argparse.Namespace) -> int:
             calibration=calibration,
             open_rate=getattr(args, "open_rate", OPEN_RATE),
             records_per_request=getattr(args, "records_per_request", RECORDS_PER_REQUEST),
+            domain_table=getattr(args, "domain_table", False),
             progress=bar.update,
             provenance=provenance,
         )

@@ -49,7 +49,7 @@ from ..embeddings.language import LanguageGuess, guess_language
 from ..embeddings.multilingual import USE_NAME
 from ..errors import UsageError
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
-from .heads import HEAD_ROLES, JUDGE_FEATURES, Head, HeadRole, SpaceWeights, shipped_head
+from .heads import HEAD_ROLES, JUDGE_DOMAINS_FROM, Head, HeadRole, SpaceWeights, shipped_head
 from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer
 
 __all__ = ["EmbeddedDecider", "EmbeddedParams"]
@@ -88,9 +88,9 @@ class EmbeddedParams:
     multilingual_judge_centre: float = 0.01
     #: multilingual vectors of messages and judged records kept per decider (LRU)
     multilingual_cache_size: int = 4096
-    #: whether the judge head reads its life-domain table (``JUDGE_FEATURES``' ``domains``):
-    #: off for episodic memories (``KeepOptions.judge_domains``), where it ranks LoCoMo's
-    #: evidence worse (judge AUC 0.941 against 0.950 on dev, BENCHMARKS.md)
+    #: whether a judge head fitted with the life-domain table (``tune judge --domain-table``)
+    #: reads it: off for episodic memories (``KeepOptions.judge_domains``), where it ranked
+    #: LoCoMo's evidence worse (judge AUC 0.941 against 0.950 on dev, BENCHMARKS.md)
     judge_domain_table: bool = True
 
     def for_multilingual(self) -> EmbeddedParams:
@@ -644,8 +644,10 @@ class EmbeddedDecider(BaseDecider):
         if head is not None and all(questions[n].role == "judge" for n in names):
             lexical = np.array([hints.subject_lexical.get(n, 0.0) for n in names], dtype=np.float64)
             features = self.judge_features(state_vector, matrix, lexical)
-            if not self.params.judge_domain_table:
-                features[:, JUDGE_FEATURES.index("domains") :] = 0.0
+            if head.inputs == JUDGE_DOMAINS_FROM:  # a head fitted without the life-domain table
+                features = features[:, :JUDGE_DOMAINS_FROM]
+            elif not self.params.judge_domain_table:
+                features[:, JUDGE_DOMAINS_FROM:] = 0.0
             logits = head.logits(features)
             return {n: float(v) for n, v in zip(names, 1.0 / (1.0 + np.exp(-logits)), strict=True)}
         # float64 from here: in float32 the logistic below rounds to exactly 1.0 for a debiased

@@ -43,6 +43,7 @@ __all__ = [
     "GATE_FEATURES",
     "HEAD_FORMAT",
     "HEAD_ROLES",
+    "JUDGE_DOMAINS_FROM",
     "JUDGE_FEATURES",
     "Head",
     "HeadRole",
@@ -81,11 +82,15 @@ GATE_FEATURES: tuple[str, ...] = ("embedding", "examples")
 #: evidence: a record far behind a clear best is unlikely to belong, one level with several
 #: others likely.
 JUDGE_FEATURES: tuple[str, ...] = ("score", "gap", "domains")
+#: Where the ``domains`` block starts. A judge head fitted without it (``tune judge`` unless
+#: ``--domain-table``; the shipped one) reads the features before it: score and gap.
+JUDGE_DOMAINS_FROM = JUDGE_FEATURES.index("domains")
 
 
 def judge_width(domains: int) -> int:
-    """How many numbers the judge head reads per record with a bank of ``domains`` life domains."""
-    return 2 + domains * domains
+    """How many numbers the judge head reads per record with a bank of ``domains`` life domains
+    (0: a head without the ``domains`` block)."""
+    return JUDGE_DOMAINS_FROM + domains * domains
 
 
 @dataclass(frozen=True)
@@ -172,9 +177,14 @@ class Head:
                 f"{weights.inputs - 1} dimensions; the embedder makes {dimension}"
             )
 
+    @property
+    def reads_domains(self) -> bool:
+        """Whether this judge head reads the life-domain table (the ``domains`` features)."""
+        return "domains" in self.features
+
     def check_domains(self, domains: tuple[str, ...], where: str = "") -> None:
         """A :class:`UsageError` when this judge head was fitted with another life-domain bank."""
-        if self.role == "judge" and self.domains != tuple(domains):
+        if self.role == "judge" and self.reads_domains and self.domains != tuple(domains):
             raise UsageError(
                 f"{where or self.origin}: the judge head was fitted with {len(self.domains)} life "
                 f"domains ({', '.join(self.domains[:4])}, ...); this recallwise has {len(domains)} "
@@ -248,14 +258,15 @@ def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
     if role is not None and found != role:
         raise UsageError(f"{where}: is a {found} head, not a {role} head")
     features = tuple(str(f) for f in meta.get("features") or ())
-    expected = GATE_FEATURES if found == "gate" else JUDGE_FEATURES
-    if features != expected:
+    expected = (GATE_FEATURES,) if found == "gate" else (JUDGE_FEATURES, JUDGE_FEATURES[:JUDGE_DOMAINS_FROM])
+    if features not in expected:
         raise UsageError(
             f"{where}: the {found} head reads {list(features)}; this recallwise computes "
-            f"{list(expected)}: refit it with `recallwise tune {found} --fit`"
+            f"{list(expected[0])}: refit it with `recallwise tune {found} --fit`"
         )
     domains = tuple(str(d) for d in meta.get("domains") or ())
-    if found == "judge" and not domains:
+    table = found == "judge" and "domains" in features
+    if table and not domains:
         raise UsageError(
             f"{where}: the judge head names no life domains: refit it with `recallwise tune judge --fit`"
         )
@@ -285,10 +296,12 @@ def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
                 or not np.isfinite(hidden_bias).all()
             ):
                 raise UsageError(f"{where}: space {name!r} has a malformed hidden layer")
-        if found == "judge" and weights.shape != (judge_width(len(domains)),):
+        width = judge_width(len(domains) if table else 0)
+        if found == "judge" and weights.shape != (width,):
             raise UsageError(
-                f"{where}: space {name!r} has {weights.shape[0]} judge weights; {len(domains)} life "
-                f"domains make {judge_width(len(domains))}"
+                f"{where}: space {name!r} has {weights.shape[0]} judge weights; it reads {list(features)}"
+                + (f" of {len(domains)} life domains" if table else "")
+                + f": {width}"
             )
         spaces[name] = SpaceWeights(name, weights, bias, int(space.get("n") or 0), hidden, hidden_bias)
     if not spaces:

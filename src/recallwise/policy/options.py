@@ -55,9 +55,10 @@ __all__ = [
 #: The options for episodic memories, as fitted on LoCoMo dev (``recallwise tune keep``):
 #: ``RecallPolicy(store, **EPISODIC_OPTIONS)``. ``recallwise bench locomo``'s gated arm runs with them.
 #: The keep rule is the absolute threshold alone: the adaptive budget is episodic memory's relative
-#: rule (within a delta of the best, in log-odds), and the judge head's relative rule on top,
-#: fitted on preferences, kept fewer records than the budget on LoCoMo dev (3.9 a question).
-#: The judge head reads no life-domain table for them (``judge_domains``).
+#: rule (within a delta of the best, in log-odds); a judge head's relative rule on top (``tune
+#: judge`` saves one, fitted on preferences) kept fewer records than the budget on LoCoMo dev (3.9
+#: a question). A judge head fitted with the life-domain table reads none for them
+#: (``judge_domains``: it ranked LoCoMo's evidence worse). Both are no-ops for the shipped head.
 EPISODIC_OPTIONS: Mapping[str, Any] = MappingProxyType(
     {
         "conversation_rescore": CONVERSATION_WEIGHTS,

@@ -98,6 +98,7 @@ def fit_head(
     calibration: Sequence[LabelledTurn] | None = None,
     open_rate: float = OPEN_RATE,
     records_per_request: float = RECORDS_PER_REQUEST,
+    domain_table: bool = False,
     progress: Any = None,
     provenance: Mapping[str, Any] | None = None,
 ) -> HeadFit:
@@ -123,6 +124,7 @@ def fit_head(
         current=current,
         keep=KeepRule(thresholds["judge"], thresholds["judge_relative"]),
         records_per_request=records_per_request,
+        domain_table=domain_table,
         progress=progress,
         provenance=provenance,
     )

@@ -40,6 +40,7 @@ from ..deciders.base import DecisionHints
 from ..deciders.embedded import EmbeddedDecider, Space, domain_names
 from ..deciders.heads import (
     GATE_FEATURES,
+    JUDGE_DOMAINS_FROM,
     JUDGE_FEATURES,
     Head,
     HeadRole,
@@ -96,8 +97,6 @@ RECORDS_PER_REQUEST = 4.5
 #: food -> food); shrunk, it keeps the pairs the data agrees on. Chosen on the calibration and dev
 #: splits (BENCHMARKS.md)
 DOMAINS_L2 = 1000.0
-#: the first of the judge's features in the ``domains`` block (after score and gap)
-JUDGE_DOMAINS_FROM = 2
 #: L2 strengths tried (chosen by cross-validated log loss)
 L2_GRID: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0)
 FOLDS = 5
@@ -927,10 +926,16 @@ def fit_judge_head(
     current: EmbeddedDecider | None = None,
     keep: KeepRule | None = None,
     records_per_request: float = RECORDS_PER_REQUEST,
+    domain_table: bool = False,
     progress: Progress | None = None,
     provenance: Mapping[str, Any] | None = None,
 ) -> HeadFit:
     """Fit and calibrate a judge head on turns with labelled records (see the module docs).
+
+    ``domain_table``: also fit the ``domains`` block (which life domains bear on which, D x D
+    weights). Off by default: on the project's outside data it kept more of the right persona
+    records at fewer records a request, and it also learned pairs that do not hold (a food record
+    lifted for a code review; BENCHMARKS.md), and a few hundred of a user's labels fit it worse.
 
     ``keep``: the keep rule the current judge is graded with (``before``; default: the policy's
     for the embedded decider). The head's own keep rule, saved with it, is :func:`keep_rule`'s:
@@ -958,8 +963,8 @@ def fit_judge_head(
         ]
         if len(_spaces(decider)) == 1:
             use = [k for k, j in enumerate(judged) if len(j.ids)]
-        width = judge_width(len(domain_names()))
-        x = np.vstack([judged[k].features[space] for k in use]) if use else np.zeros((0, width))
+        width = judge_width(len(domain_names()) if domain_table else 0)
+        x = np.vstack([judged[k].features[space][:, :width] for k in use]) if use else np.zeros((0, width))
         y = np.concatenate([judged[k].labels for k in use]) if use else np.zeros(0, dtype=bool)
         groups = np.concatenate([np.full(len(judged[k].ids), k) for k in use]) if use else np.zeros(0)
         if len(use) < MIN_JUDGE_TURNS or min(int(y.sum()), int((~y).sum())) < MIN_PER_CLASS:
@@ -970,7 +975,7 @@ def fit_judge_head(
         model, oof = _fit_space(x, y, groups, standardise=True, column_l2=column_l2)
         fitted[name] = {
             "l2": model.l2,
-            "domains_l2": DOMAINS_L2,
+            "domains_l2": DOMAINS_L2 if domain_table else None,
             "n": len(y),
             "turns": len(use),
             "true": int(y.sum()),
@@ -981,7 +986,7 @@ def fit_judge_head(
                 for k, j in enumerate(graded)
                 if len(j.ids) and (space == "multilingual" or j.space == space)
             ]
-            logits = [model.logits(graded[k].features[space]) for k in cal]
+            logits = [model.logits(graded[k].features[space][:, :width]) for k in cal]
             cal_y = np.concatenate([graded[k].labels for k in cal]) if cal else np.zeros(0, dtype=bool)
             if cal_y.all() or not cal_y.any():
                 raise UsageError(f"calibration data: too few records of both labels for the {name} head")
@@ -1011,7 +1016,7 @@ def fit_judge_head(
     head = Head(
         "judge",
         spaces,
-        JUDGE_FEATURES,
+        JUDGE_FEATURES if domain_table else JUDGE_FEATURES[:JUDGE_DOMAINS_FROM],
         {
             **data,
             "n": pairs,
@@ -1026,7 +1031,7 @@ def fit_judge_head(
             "figures": after_metrics,
             "thresholds": {"judge": own.absolute, "judge_relative": own.relative},
         },
-        domains=domain_names(),
+        domains=domain_names() if domain_table else (),
     )
     p_all = np.concatenate(after) if after else np.zeros(0)
     y_all = np.concatenate([j.labels for j in graded]) if graded else np.zeros(0, dtype=bool)
