@@ -612,16 +612,23 @@ class EmbeddedDecider(BaseDecider):
         return np.asarray(cosine - p.debias_weight * typical + p.domain_weight * domain)
 
     def judge_features(
-        self, state_vector: np.ndarray, subject_vectors: np.ndarray, lexical: np.ndarray | None = None
+        self,
+        state_vector: np.ndarray,
+        subject_vectors: np.ndarray,
+        lexical: np.ndarray | None = None,
+        *,
+        domains: bool = True,
     ) -> np.ndarray:
         """The judge head's features of each subject (one row each, :data:`JUDGE_FEATURES`):
-        score, gap, then the message's domain distribution times the subject's centred domain
-        affinities (D x D, row-major: the message's domain first)."""
+        score, gap, then (``domains``) the message's domain distribution times the subject's
+        centred domain affinities (D x D, row-major: the message's domain first)."""
         p = self.params
         cosine, typical, domain, state_domains, centred = self._judge_terms(state_vector, subject_vectors)
         lex = np.zeros_like(cosine) if lexical is None else np.asarray(lexical, dtype=np.float64)
         score = cosine - p.debias_weight * typical + p.domain_weight * domain + p.lexical_weight * lex
         gap = score - score.max() if len(score) else score
+        if not domains:
+            return np.column_stack([score, gap])
         pairs = (state_domains[None, :, None] * centred[:, None, :]).reshape(len(score), -1)
         return np.column_stack([score, gap, pairs])
 
@@ -643,11 +650,14 @@ class EmbeddedDecider(BaseDecider):
         matrix = np.stack([vectors[n] for n in names])
         if head is not None and all(questions[n].role == "judge" for n in names):
             lexical = np.array([hints.subject_lexical.get(n, 0.0) for n in names], dtype=np.float64)
-            features = self.judge_features(state_vector, matrix, lexical)
-            if head.inputs == JUDGE_DOMAINS_FROM:  # a head fitted without the life-domain table
-                features = features[:, :JUDGE_DOMAINS_FROM]
-            elif not self.params.judge_domain_table:
-                features[:, JUDGE_DOMAINS_FROM:] = 0.0
+            # a head fitted with the life-domain table reads it unless told not to (episodic
+            # memories), and then reads its block as zeros; one fitted without it never needs it
+            table = head.inputs > JUDGE_DOMAINS_FROM
+            features = self.judge_features(
+                state_vector, matrix, lexical, domains=table and self.params.judge_domain_table
+            )
+            if features.shape[1] < head.inputs:
+                features = np.pad(features, ((0, 0), (0, head.inputs - features.shape[1])))
             logits = head.logits(features)
             return {n: float(v) for n, v in zip(names, 1.0 / (1.0 + np.exp(-logits)), strict=True)}
         # float64 from here: in float32 the logistic below rounds to exactly 1.0 for a debiased
