@@ -358,18 +358,24 @@ def test_judge_fit_reports_records_kept_before_and_after(judge_fit) -> None:
     assert {w.inputs for w in judge_fit.head.spaces.values()} == {2}
 
 
-def test_the_judge_head_without_the_table_reads_score_and_gap(judge_fit) -> None:
-    decider = EmbeddedDecider(heads={"judge": judge_fit.head})
-    message, records = (
-        "What should I cook tonight?",
-        ["The user is lactose intolerant.", "The user plays the cello."],
-    )
+_COOK = "What should I cook tonight?"
+_TWO_RECORDS = ["The user is lactose intolerant.", "The user plays the cello."]
+
+
+def _judge_p_and_features(decider: EmbeddedDecider, records: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The decider's judge p for each record of ``_COOK``, and the judge's features of them."""
     questions = {f"r{i}": judge_question(t) for i, t in enumerate(records)}
-    vectors = decider.embedder.embed([message, *records])
-    features = decider.judge_features(vectors[0], vectors[1:])[:, :2]
-    p = [decider.decide(message, questions).answers[f"r{i}"] for i in range(len(records))]
+    answers = decider.decide(_COOK, questions).answers
+    vectors = decider.embedder.embed([_COOK, *records])
+    return np.array([answers[f"r{i}"] for i in range(len(records))]), decider.judge_features(
+        vectors[0], vectors[1:]
+    )
+
+
+def test_the_judge_head_without_the_table_reads_score_and_gap(judge_fit) -> None:
+    p, features = _judge_p_and_features(EmbeddedDecider(heads={"judge": judge_fit.head}), _TWO_RECORDS)
     weights = judge_fit.head.spaces["minilm-l6"]
-    assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
+    assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features[:, :2]))))
 
 
 def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_table_fit) -> None:
@@ -408,23 +414,13 @@ def test_episodic_options_judge_without_the_domain_table(judge_table_fit) -> Non
     """``judge_domains=False`` (episodic memories): a head fitted with the table reads the score
     and gap alone, the domain block as zeros; the policy's decider is the copy, the caller's is
     left as it was."""
-    judge_fit = judge_table_fit
-    decider = EmbeddedDecider(heads={"judge": judge_fit.head})
-    message, records = (
-        "What should I cook tonight?",
-        ["The user is lactose intolerant.", "The user plays the cello."],
-    )
-    questions = {f"r{i}": judge_question(t) for i, t in enumerate(records)}
-    vectors = decider.embedder.embed([message, *records])
-    features = decider.judge_features(vectors[0], vectors[1:])
+    decider = EmbeddedDecider(heads={"judge": judge_table_fit.head})
+    with_table, features = _judge_p_and_features(decider, _TWO_RECORDS)
     features[:, 2:] = 0.0
-    weights = judge_fit.head.spaces["minilm-l6"]
-    without = decider.without_domain_table()
-    p = np.array([without.decide(message, questions).answers[f"r{i}"] for i in range(len(records))])
+    p, _ = _judge_p_and_features(decider.without_domain_table(), _TWO_RECORDS)
+    weights = judge_table_fit.head.spaces["minilm-l6"]
     assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
-    assert not np.allclose(
-        p, [decider.decide(message, questions).answers[f"r{i}"] for i in range(len(records))]
-    )
+    assert not np.allclose(p, with_table)
     policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), decider=decider, judge_domains=False)
     assert policy.decider is not decider and not policy.decider.params.judge_domain_table
     assert decider.params.judge_domain_table

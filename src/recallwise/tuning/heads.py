@@ -755,9 +755,11 @@ def judge_turns(
     depth: int | None = None,
     progress: Progress | None = None,
     vectors: Any = None,
+    domains: bool = True,
 ) -> list[JudgedTurn]:
     """Search each turn's records as the policy does (one in-memory store per record set, hybrid,
-    ``depth`` per namespace) and compute the judge's features of what came back, in every space."""
+    ``depth`` per namespace) and compute the judge's features of what came back, in every space
+    (with the life-domain products when ``domains``)."""
     depth = depth or RecallOptions().search.depth(decider.name)
     vectors = vectors or _Vectors(decider)
     groups: dict[tuple[tuple[str, str], ...], list[int]] = {}
@@ -797,11 +799,11 @@ def judge_turns(
                 features: dict[Space, np.ndarray] = {}
                 for space in spaces:
                     if not ids:
-                        features[space] = np.zeros((0, judge_width(len(domain_names()))))
+                        features[space] = np.zeros((0, judge_width(len(domain_names()) if domains else 0)))
                         continue
                     answering = decider.space_decider(space)
                     features[space] = answering.judge_features(
-                        vectors(space, [message])[0], vectors(space, hit_texts), lex
+                        vectors(space, [message])[0], vectors(space, hit_texts), lex, domains=domains
                     )
                 out[i] = JudgedTurn(
                     turn,
@@ -949,8 +951,12 @@ def fit_judge_head(
     decider = _decider(embedder, current)
     keep = keep or _default_keep(decider)
     vectors = _Vectors(decider)
-    judged = judge_turns(fit_turns, decider, progress=progress, vectors=vectors)
-    graded = judge_turns(graded_turns, decider, progress=progress, vectors=vectors) if calibration else judged
+    judged = judge_turns(fit_turns, decider, progress=progress, vectors=vectors, domains=domain_table)
+    graded = (
+        judge_turns(graded_turns, decider, progress=progress, vectors=vectors, domains=domain_table)
+        if calibration
+        else judged
+    )
     notes: list[str] = []
     spaces: dict[str, SpaceWeights] = {}
     fitted: dict[str, dict[str, Any]] = {}
@@ -964,7 +970,7 @@ def fit_judge_head(
         if len(_spaces(decider)) == 1:
             use = [k for k, j in enumerate(judged) if len(j.ids)]
         width = judge_width(len(domain_names()) if domain_table else 0)
-        x = np.vstack([judged[k].features[space][:, :width] for k in use]) if use else np.zeros((0, width))
+        x = np.vstack([judged[k].features[space] for k in use]) if use else np.zeros((0, width))
         y = np.concatenate([judged[k].labels for k in use]) if use else np.zeros(0, dtype=bool)
         groups = np.concatenate([np.full(len(judged[k].ids), k) for k in use]) if use else np.zeros(0)
         if len(use) < MIN_JUDGE_TURNS or min(int(y.sum()), int((~y).sum())) < MIN_PER_CLASS:
@@ -986,7 +992,7 @@ def fit_judge_head(
                 for k, j in enumerate(graded)
                 if len(j.ids) and (space == "multilingual" or j.space == space)
             ]
-            logits = [model.logits(graded[k].features[space][:, :width]) for k in cal]
+            logits = [model.logits(graded[k].features[space]) for k in cal]
             cal_y = np.concatenate([graded[k].labels for k in cal]) if cal else np.zeros(0, dtype=bool)
             if cal_y.all() or not cal_y.any():
                 raise UsageError(f"calibration data: too few records of both labels for the {name} head")
