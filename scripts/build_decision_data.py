@@ -82,6 +82,8 @@ def load_clinc(snap: Snapshots) -> list[Row]:
         cap = labels.CLINC_CAP_POSITIVE if label else labels.CLINC_CAP_NEGATIVE
         if intent in labels.CLINC_RECALL:
             cap = labels.CLINC_CAP_RECALL
+        if intent in labels.CLINC_SMALL_TALK:
+            cap = labels.CLINC_CAP_SMALL_TALK
         for text in texts[:cap]:
             rows.append(row(text, label, "clinc150", "en", kind, intent, _split=split, intent=intent))
     return rows

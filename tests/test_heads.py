@@ -32,6 +32,7 @@ from recallwise.policy.wording import GATE, gate_question, judge_question
 from recallwise.stores import SQLiteStore
 from recallwise.tuning import metrics
 from recallwise.tuning.heads import (
+    GATE_SEEDS,
     KEEP_RELATIVE,
     MIN_TURNS,
     RECORDS_PER_REQUEST,
@@ -41,6 +42,7 @@ from recallwise.tuning.heads import (
     fit_judge_head,
     fit_logistic,
     fit_perceptron,
+    fit_perceptrons,
     keep_rule,
     keep_threshold,
     operating_threshold,
@@ -226,11 +228,25 @@ def test_a_perceptron_learns_what_a_logistic_regression_cannot() -> None:
     assert np.array_equal(hidden, fit_perceptron(x, y, 8, 0.1, epochs=1500, learning_rate=0.05)[0])
 
 
+def test_perceptrons_from_several_seeds_average_into_one_wider_perceptron() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(300, 3))
+    y = x[:, 0] * x[:, 1] > 0
+    hidden, hidden_bias, weights, bias = fit_perceptrons(x, y, 4, 0.1, 3)
+    assert hidden.shape == (3, 12) and hidden_bias.shape == (12,) and weights.shape == (12,)
+    each = [fit_perceptron(x, y, 4, 0.1, seed=seed) for seed in range(3)]
+    mean_logit = np.mean([np.tanh(x @ h + c) @ w + b for h, c, w, b in each], axis=0)
+    assert np.allclose(np.tanh(x @ hidden + hidden_bias) @ weights + bias, mean_logit)
+    assert not np.allclose(each[0][0], each[1][0])  # the seeds start apart
+
+
 def test_a_gate_head_with_a_hidden_layer_answers_and_reads_back(tmp_path: Path) -> None:
     turns, _ = read_labelled_sources(GATE_SETS, "gate-*.jsonl", "gate")
     fit = fit_gate_head(turns, hidden=6)
     weights = fit.head.spaces["minilm-l6"]
-    assert weights.hidden is not None and weights.hidden.shape == (385, 6) and weights.weights.shape == (6,)
+    units = 6 * GATE_SEEDS  # the seeds' perceptrons side by side
+    assert weights.hidden is not None and weights.hidden.shape == (385, units)
+    assert weights.weights.shape == (units,)
     assert fit.after["auc"] >= 0.9 and fit.head.provenance["fit"]["minilm-l6"]["hidden"] == 6
     head = read_head(fit.write(tmp_path / "gate.npz"), "gate")
     again = head.spaces["minilm-l6"]

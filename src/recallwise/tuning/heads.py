@@ -9,8 +9,8 @@ Platt scaling, whose two numbers are folded into the output weights
   model's on every turn (its space is shared by its 16 languages). On a few hundred labels (a
   user's own) an L2-regularised logistic regression fitted by Newton's method; on
   :data:`GATE_HIDDEN_FROM` or more, a perceptron with one ``tanh`` hidden layer of
-  :data:`GATE_HIDDEN` units (full-batch Adam, seeded), which closes more where memory is not
-  needed at the same open rate;
+  :data:`GATE_HIDDEN` units (full-batch Adam, seeded; the average of :data:`GATE_SEEDS` of them),
+  which closes more where memory is not needed at the same open rate;
 - the **judge** head, a logistic regression on :data:`~recallwise.deciders.heads.JUDGE_FEATURES`
   of every record the policy's search returns for the turn (each turn's records in an in-memory
   store, searched as the policy searches: hybrid, at its depth), in each space likewise; its
@@ -73,6 +73,7 @@ __all__ = [
     "fit_judge_head",
     "fit_logistic",
     "fit_perceptron",
+    "fit_perceptrons",
     "judge_turns",
     "keep_rule",
     "keep_threshold",
@@ -106,6 +107,11 @@ FOLDS = 5
 #: regression, which a few hundred labels can pin down
 GATE_HIDDEN_FROM = 2000
 GATE_HIDDEN = 32
+#: how many perceptrons, each from its own seeded start, a gate head averages. Averaged, their
+#: logits are one perceptron whose hidden layer is theirs side by side (the file format and the
+#: run-time code are a single perceptron's); one seed's head moved short turns ("no, nothing else",
+#: "Morning") across the threshold when only its start changed
+GATE_SEEDS = 3
 #: the perceptron's L2 strength (on standardised features) and its full-batch Adam schedule
 MLP_L2 = 10.0
 MLP_EPOCHS = 400
@@ -242,6 +248,21 @@ def fit_perceptron(
     return params[0], params[1], params[2], float(params[3][0])
 
 
+def fit_perceptrons(
+    x: np.ndarray, y: np.ndarray | Sequence[bool], units: int, l2: float, seeds: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The average of ``seeds`` perceptrons (:func:`fit_perceptron` from seeds 0, 1, ...) as one:
+    their hidden layers side by side (``seeds * units`` units), their output weights and biases
+    divided by ``seeds``, so its logit is the mean of theirs."""
+    fits = [fit_perceptron(x, y, units, l2, seed=seed) for seed in range(seeds)]
+    return (
+        np.hstack([f[0] for f in fits]),
+        np.concatenate([f[1] for f in fits]),
+        np.concatenate([f[2] for f in fits]) / seeds,
+        float(np.mean([f[3] for f in fits])),
+    )
+
+
 def _standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Column means and scales; a scale is never below a tenth of the median one, so a column that
     barely varies in the fit data (an embedding dimension the model hardly uses) cannot earn a
@@ -260,13 +281,15 @@ def _fit_space(
     standardise: bool,
     folds: int = FOLDS,
     hidden: int = 0,
+    seeds: int = 1,
     out_of_fold: bool = True,
     column_l2: np.ndarray | None = None,
 ) -> tuple[_Model, np.ndarray]:
     """The model fitted on every row and each row's out-of-fold logit (zeros when
     ``out_of_fold`` is false). A logistic regression, its L2 chosen by cross-validated log loss; or
-    with ``hidden`` units a perceptron with one hidden layer, at :data:`MLP_L2`. ``column_l2``: a
-    fixed L2 strength for some columns of the logistic regression (NaN: the one cross-validated)."""
+    with ``hidden`` units the average of ``seeds`` perceptrons with one hidden layer, at
+    :data:`MLP_L2`. ``column_l2``: a fixed L2 strength for some columns of the logistic regression
+    (NaN: the one cross-validated)."""
     mean, scale = _standardise(x) if standardise else (np.zeros(x.shape[1]), np.ones(x.shape[1]))
     fixed = np.full(x.shape[1], np.nan) if column_l2 is None else np.asarray(column_l2, dtype=np.float64)
     z = (x - mean) / scale
@@ -275,9 +298,9 @@ def _fit_space(
         oof = np.zeros(len(y))
         for held in parts if out_of_fold else ():
             train = np.setdiff1d(np.arange(len(y)), held)
-            h, c, w, b = fit_perceptron(z[train], y[train], hidden, MLP_L2)
+            h, c, w, b = fit_perceptrons(z[train], y[train], hidden, MLP_L2, seeds)
             oof[held] = np.tanh(z[held] @ h + c) @ w + b
-        h, c, w, b = fit_perceptron(z, y, hidden, MLP_L2)
+        h, c, w, b = fit_perceptrons(z, y, hidden, MLP_L2, seeds)
         # back to the raw features: tanh(((x - mean) / scale) @ h + c)
         raw = h / scale[:, None]
         return _Model(w, b, MLP_L2, raw, c - mean @ raw), oof
@@ -530,7 +553,8 @@ def fit_gate_head(
     the embedded decider with the shipped heads), graded at ``threshold`` (its gate threshold).
     The head's own threshold, saved with it, is the highest at which it still opens on
     ``open_rate`` of the graded turns that need memory; ``after`` is graded at it.
-    ``hidden``: units of the head's hidden layer (0: a logistic regression); default
+    ``hidden``: units of each of the :data:`GATE_SEEDS` perceptrons averaged into the head (0: a
+    logistic regression); default
     :data:`GATE_HIDDEN` when the fit has at least :data:`GATE_HIDDEN_FROM` turns, else 0.
     """
     if not 0.0 < open_rate <= 1.0:
@@ -570,7 +594,9 @@ def fit_gate_head(
             )
             continue
         x = gate_matrix(decider, space, [texts[i] for i in rows], vectors)
-        model, oof = _fit_space(x, ys, rows, standardise=True, hidden=units, out_of_fold=not calibration)
+        model, oof = _fit_space(
+            x, ys, rows, standardise=True, hidden=units, seeds=GATE_SEEDS, out_of_fold=not calibration
+        )
         if model.hidden is not None:  # stored as float32: fit, grade and ship the same numbers
             model = _Model(
                 model.weights, model.bias, model.l2, model.hidden.astype(np.float32), model.hidden_bias
@@ -583,6 +609,7 @@ def fit_gate_head(
             "n": len(rows),
             "true": int(ys.sum()),
             "hidden": units,
+            "seeds": GATE_SEEDS if units else None,
         }
         if not calibration:
             own = _answered(answered, ys)
