@@ -10,15 +10,14 @@ from . import emit_json, progress_bar
 from .common import add_json, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "inspector",
-        help="how fast GET /v1/decisions (the /ui page's list) answers on a big decision log",
-        description="Write a decision log of --turns turns (real turns of the default policy over the "
-        "demo persona, spread over two tenants' actors and sessions), serve it with recallwise serve "
-        "--log, and time GET /v1/decisions over HTTP for each filter the inspector page offers "
-        "(target: <= 300 ms a page at 100,000 turns).",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """how fast GET /v1/decisions (the /ui page's list) answers on a big decision log
+
+    Write a decision log of --turns turns (real turns of the default policy over the demo persona, spread
+    over two tenants' actors and sessions), serve it with recallwise serve --log, and time GET
+    /v1/decisions over HTTP for each filter the inspector page offers (target: <= 300 ms a page at 100,000
+    turns).
+    """
     parser.add_argument("--turns", type=int, default=100_000, help="turns in the log (default 100000)")
     parser.add_argument("--repeats", type=int, default=20, help="timed requests per filter (default 20)")
     parser.add_argument(
@@ -30,7 +29,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "of one actor, added to the log (synthetic labels over the demo persona; default 0: not timed)",
     )
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,13 +12,12 @@ from . import emit_json, progress_bar
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "locomo",
-        help="evidence recall, records and tokens per question on LoCoMo, stock vs gated",
-        description="Run LoCoMo's questions through the stock arm (top-k per namespace, keep all) and the "
-        "gated arm over a store holding every observation of each conversation.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """evidence recall, records and tokens per question on LoCoMo, stock vs gated
+
+    Run LoCoMo's questions through the stock arm (top-k per namespace, keep all) and the gated arm over a
+    store holding every observation of each conversation.
+    """
     parser.add_argument(
         "--data",
         required=True,
@@ -84,7 +83,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--route", action="store_true", help="let the decider choose which speaker namespaces to search"
     )
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,14 +11,13 @@ from . import emit_json
 from .common import add_json, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "mcp",
-        help="tokens the MCP recall tool returns per demo turn, against a plain top-10 search",
-        description="Run the demo persona's eight turns through the MCP server's tools (a real MCP "
-        "client, in memory): tokens of each result the client receives and records returned, for "
-        "`recall` (gated, judged, budgeted) and `search_memories` with limit 10 (a plain top-10).",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """tokens the MCP recall tool returns per demo turn, against a plain top-10 search
+
+    Run the demo persona's eight turns through the MCP server's tools (a real MCP client, in memory):
+    tokens of each result the client receives and records returned, for `recall` (gated, judged, budgeted)
+    and `search_memories` with limit 10 (a plain top-10).
+    """
     parser.add_argument(
         "--store",
         default="sqlite:///:memory:",
@@ -27,7 +26,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--mcp-token-budget", type=int, default=None, metavar="N", help="default 400")
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,15 +10,13 @@ from . import emit_json, progress_bar
 from .common import add_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "serve",
-        help="drive real recallwise serve processes over HTTP: turns/s, p50/p95/p99, lost writes",
-        description="Start recallwise serve replica(s) over one store, drive them with concurrent sessions "
-        "(recall, then the message stored as an event, a record every few turns; two tenants), then "
-        "check nothing was lost or leaked, and measure the same workload in process and the "
-        "embedder's batched ceiling in the same run.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """drive real recallwise serve processes over HTTP: turns/s, p50/p95/p99, lost writes
+
+    Start recallwise serve replica(s) over one store, drive them with concurrent sessions (recall, then
+    the message stored as an event, a record every few turns; two tenants), then check nothing was lost or
+    leaked, and measure the same workload in process and the embedder's batched ceiling in the same run.
+    """
     parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (default %(default)s)")
     parser.add_argument("--turns", type=int, default=20, help="turns per session (default %(default)s)")
     parser.add_argument("--replicas", type=int, default=1, help="server processes (default %(default)s)")
@@ -31,7 +29,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--write-every", type=int, default=5, help="a record every N turns (default 5)")
     parser.add_argument("--max-batch", type=int, default=16, help="the servers' embedding batch (default 16)")
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,14 +11,13 @@ from ..stores.urls import redact_url
 from .common import add_decider, add_embedder, add_store
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "mcp",
-        help="serve gated recall as an MCP server over stdio (Claude Desktop, Claude Code, Cursor)",
-        description="Serve recall, remember, search_memories, forget and list_memories as MCP tools "
-        "over stdio, for the one actor --actor names (the model never chooses whose memory it reads). "
-        "The same server is mounted at /mcp on `recallwise serve`.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """serve gated recall as an MCP server over stdio (Claude Desktop, Claude Code, Cursor)
+
+    Serve recall, remember, search_memories, forget and list_memories as MCP tools over stdio, for the one
+    actor --actor names (the model never chooses whose memory it reads). The same server is mounted at
+    /mcp on `recallwise serve`.
+    """
     add_store(parser)
     parser.add_argument("--actor", required=True, metavar="ID", help="whose memory the tools read and write")
     add_decider(parser)
@@ -31,7 +30,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="most context tokens one recall returns (default 400)",
     )
     parser.add_argument("--max-message-chars", type=int, default=16_000, help="default %(default)s")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
