@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..records import render_text
-from ..text import json_failure, loads_json_file
+from ..text import decode_user_text, json_failure, loads_json_file, read_user_bytes
 
 __all__ = [
     "BUILTIN_SETS",
@@ -132,23 +132,7 @@ def _read(spec: str, builtin_file: str) -> tuple[str, bytes]:
                 f"the sets that do: builtin:{', builtin:'.join(holding)}"
             )
         return spec, resource.read_bytes()
-    path = Path(spec)
-    try:
-        return str(path), path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{spec}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{spec}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise UsageError(f"{spec}: cannot read: {exc.strerror or exc}") from None
-
-
-def _decode(source: str, data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UsageError(f"{source} line {line}: not UTF-8 text") from None
+    return str(Path(spec)), read_user_bytes(spec, "a file")
 
 
 def load_labels(spec: str, builtin_file: str = GATE_FILE) -> LabelSet:
@@ -156,13 +140,13 @@ def load_labels(spec: str, builtin_file: str = GATE_FILE) -> LabelSet:
     ``builtin_file`` is the file a ``builtin:NAME`` set is read from (the follow-up labels:
     :data:`FOLLOW_UP_FILE`, in ``builtin:dev`` and ``builtin:heldout``)."""
     source, data = _read(spec, builtin_file)
-    return parse_labels(_decode(source, data), source, hashlib.sha256(data).hexdigest())
+    return parse_labels(decode_user_text(data, source), source, hashlib.sha256(data).hexdigest())
 
 
 def load_cases(spec: str) -> CaseSet:
     """Read and validate a validator case file (a path or ``builtin:seed`` / ``dev`` / ``heldout``)."""
     source, data = _read(spec, CASES_FILE)
-    return parse_cases(_decode(source, data), source, hashlib.sha256(data).hexdigest())
+    return parse_cases(decode_user_text(data, source), source, hashlib.sha256(data).hexdigest())
 
 
 # ---- gate labels ----------------------------------------------------------------------
