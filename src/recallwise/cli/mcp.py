@@ -8,7 +8,7 @@ import sys
 from ..errors import UsageError
 from ..extras import require_extra
 from ..stores.urls import redact_url
-from .common import add_decider, add_embedder, add_store
+from .common import add_decider, add_embedder, add_store, service_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     require_extra("mcp", "recallwise mcp")
     from ..records import validate_id
     from ..serve.mcp import DEFAULT_TOKEN_BUDGET, build_mcp_server
-    from ..serve.runner import Settings, build_service
+    from ..serve.runner import build_service
 
     budget = DEFAULT_TOKEN_BUDGET if args.mcp_token_budget is None else args.mcp_token_budget
     if budget < 1:
@@ -47,13 +47,8 @@ def run(args: argparse.Namespace) -> int:
         actor = validate_id(args.actor, "--actor")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    settings = Settings(
-        store=args.store,
-        decider=args.decider,
-        decider_url=args.url,
-        embedder=args.embedder,
-        limits={"max_message_chars": args.max_message_chars},
-        batch_embeddings=False,
+    settings = service_settings(
+        args, limits={"max_message_chars": args.max_message_chars}, batch_embeddings=False
     )
     service = build_service(settings)
     try:

@@ -9,7 +9,7 @@ from ..errors import UsageError
 from ..extras import require_extra
 from ..stores.urls import redact_url
 from . import add_command, emit_json
-from .common import add_decider, add_embedder, add_json, add_store
+from .common import add_decider, add_embedder, add_json, add_store, service_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -140,18 +140,14 @@ def _namespaces(values: list[str] | None) -> dict[str, str] | None:
 
 def run(args: argparse.Namespace) -> int:
     require_extra("serve", "recallwise serve")
-    from ..serve.runner import Settings
     from ..serve.runner import run as serve
 
-    settings = Settings(
-        store=args.store,
+    settings = service_settings(
+        args,
         host=args.host,
         port=args.port,
         keys=args.keys,
         workers=args.workers,
-        decider=args.decider,
-        decider_url=args.url,
-        embedder=args.embedder,
         limits={
             "max_body_bytes": args.max_body_bytes,
             "max_message_chars": args.max_message_chars,
