@@ -23,7 +23,7 @@ from ..errors import RecallwiseError, UsageError
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-__all__ = ["add_command", "emit_json", "fail", "main"]
+__all__ = ["add_command", "emit_json", "fail", "main", "report"]
 
 # (group, module): each module under recallwise.cli is one command, named after the module
 # (``bench_store`` is ``bench store``), that defines ``add_arguments(parser)`` and ``run(args) -> int``
@@ -72,6 +72,16 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "as_dict"):
         return value.as_dict()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def report(args: argparse.Namespace, result: Any, print_text: Callable[[Any], None]) -> int:
+    """A command's last step: with ``--json``, ``result`` as the one JSON object it prints; without,
+    ``print_text(result)``. Returns the exit code, 0."""
+    if getattr(args, "json", False):
+        emit_json(result)
+    else:
+        print_text(result)
+    return 0
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..errors import UsageError
 from ..extras import require_extra
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_json, table
 
 
@@ -49,9 +50,11 @@ def run(args: argparse.Namespace) -> int:
             refit_labels=args.refit_labels,
             progress=bar.update,
         )
-    if args.json:
-        emit_json(result)
-        return 0
+    return report(args, result, _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The result as text: a table of the filters, the verdict, the refit preview."""
     print(
         f"{result['turns']} logged turns ({result['log_mb']} MB, written at {result['fill_turns_per_s']:.0f} "
         f"turns/s); GET /v1/decisions?limit=50 over HTTP, {result['repeats']} requests per filter:\n"
@@ -75,4 +78,3 @@ def run(args: argparse.Namespace) -> int:
             for head, r in result["refit"].items()
         ]
         print(table(refits, ["head", "turns fitted", "records", "request (s)", "fit (s)"]))
-    return 0

@@ -8,7 +8,7 @@ from typing import Any
 from ..bench.locomo import run_locomo, run_locomo_mem0
 from ..errors import UsageError
 from ..policy import EPISODIC_OPTIONS
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
@@ -132,12 +132,11 @@ def run(args: argparse.Namespace) -> int:
                 route=args.route,
                 **common,
             )
-    if args.json:
-        emit_json(result)
-        return 0
-    if args.via == "mem0":
-        _print_mem0(result)
-        return 0
+    return report(args, result, _print_mem0 if args.via == "mem0" else _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The result as text: the arms side by side, the gated arm's keep rule, gate, judge and latency."""
     g = result["gated"]
     if g.get("decider_errors"):
         print(f"WARNING: {g['decider_errors']} decider errors; those questions failed open.")
@@ -172,7 +171,6 @@ def run(args: argparse.Namespace) -> int:
         f"latency p50: embed {lat['embed_p50']:.2f} ms, decide {lat['decide_p50']:.2f} ms, "
         f"search {lat['search_p50']:.2f} ms"
     )
-    return 0
 
 
 def _arm_rows(result: dict) -> list[tuple[str, Any, Any]]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ..errors import UsageError
 from ..extras import require_extra
-from . import emit_json
+from . import report
 from .common import add_json, table
 
 
@@ -37,9 +38,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--mcp-token-budget {args.mcp_token_budget}: at least 1")
     store = open_store(args.store)
     result = bench_mcp(store, token_budget=args.mcp_token_budget)
-    if args.json:
-        emit_json(result)
-        return 0
+    return report(args, result, _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The result as text: tokens and records per turn, recall beside a plain top-10."""
     rows = [
         [r["turn"], r["recall_tokens"], r["recall_records"], r["top10_tokens"], r["top10_records"]]
         for r in result["turns"]
@@ -50,4 +53,3 @@ def run(args: argparse.Namespace) -> int:
         table(rows, ["turn", "recall tokens", "recall records", "top-10 tokens", "top-10 records"]) + "\n"
     )
     sys.stdout.write(f"tokens: {result['tokenizer']} over {result['counted']}\n")
-    return 0

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..errors import UsageError
 from ..extras import EXTRA_MODULES, require_extra
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_json
 
 
@@ -48,9 +49,11 @@ def run(args: argparse.Namespace) -> int:
             max_batch=args.max_batch,
             progress=bar.update,
         )
-    if args.json:
-        emit_json(result)
-        return 0
+    return report(args, result, _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The result as text: throughput and latency over HTTP and in process, the ceiling, the losses."""
     http, inproc, ceiling = result["http"], result["in_process"], result["ceiling"]
     print(
         f"{result['replicas']} replica(s) over {result['store']}: {result['sessions']} sessions x "
@@ -68,4 +71,3 @@ def run(args: argparse.Namespace) -> int:
         f"vs embed {result['idle']['embed_p50_ms']:.1f} ms "
         f"(+{result['idle_overhead_ms']:.1f} ms)"
     )
-    return 0
