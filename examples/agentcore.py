@@ -51,6 +51,7 @@ from bedrock_agentcore.memory.integrations.strands.config import AgentCoreMemory
 from strands import Agent
 
 from recallwise.integrations.agentcore import GatedAgentCoreMemorySessionManager
+from recallwise.testing import reply_model
 
 TURNS = [
     "Hello!",
@@ -123,31 +124,10 @@ def offline_session() -> tuple[Any, str]:
     return session, "offline-mem-abcdefghij"
 
 
-def scripted_model() -> Any:
-    """A stand-in for the Bedrock model in --offline mode: it reports what it was shown."""
-    from strands.models.model import Model
-
-    class Shown(Model):
-        def update_config(self, **kw: Any) -> None: ...
-        def get_config(self) -> Any:
-            return {}
-
-        async def structured_output(self, *a: Any, **k: Any):
-            raise NotImplementedError
-            yield  # pragma: no cover
-
-        async def stream(self, messages, *a: Any, **k: Any):
-            first = messages[-1]["content"][0].get("text", "")
-            text = first.replace("\n", " ") if first.startswith("<user_context>") else "(no memory injected)"
-            for event in (
-                {"messageStart": {"role": "assistant"}},
-                {"contentBlockDelta": {"delta": {"text": text}}},
-                {"contentBlockStop": {}},
-                {"messageStop": {"stopReason": "end_turn"}},
-            ):
-                yield event
-
-    return Shown()
+def shown(messages: list[dict[str, Any]]) -> str:
+    """The reply of the stand-in for the Bedrock model in --offline mode: what it was shown."""
+    first = messages[-1]["content"][0].get("text", "")
+    return first.replace("\n", " ") if first.startswith("<user_context>") else "(no memory injected)"
 
 
 def main() -> int:
@@ -168,7 +148,7 @@ def main() -> int:
 
     if args.offline:
         session, memory_id = offline_session()
-        model: Any = scripted_model()
+        model: Any = reply_model(shown)
         region = "us-west-2"
     elif args.memory_id:
         session, memory_id, region = boto3.Session(region_name=args.region), args.memory_id, args.region

@@ -19,41 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from strands import Agent
-from strands.models.model import Model
 
 import recallwise
 from recallwise.demo import DEMO_NAMESPACES, seed_persona
 from recallwise.integrations.strands import RecallHook, RecallSessionManager
+from recallwise.testing import reply_model
 
 
-class EchoModel(Model):
-    """A scripted model: replies with a one-line summary of the user turn it was sent."""
-
-    def __init__(self) -> None:
-        self.config: dict[str, Any] = {}
-
-    def update_config(self, **model_config: Any) -> None:
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:
-        return self.config
-
-    async def structured_output(self, *args: Any, **kwargs: Any):
-        raise NotImplementedError("this example model only chats")
-        yield  # pragma: no cover
-
-    async def stream(self, messages, *args: Any, **kwargs: Any):
-        blocks = [b.get("text", "") for b in messages[-1]["content"]]
-        context = next((b for b in blocks if b.startswith("<user_context>")), "")
-        lines = [line[2:] for line in context.splitlines() if line.startswith("- ")]
-        reply = f"(saw {len(lines)} memories: {'; '.join(lines)})" if lines else "(saw no memories)"
-        for event in (
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockDelta": {"delta": {"text": reply}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": "end_turn"}},
-        ):
-            yield event
+def echo(messages: list[dict[str, Any]]) -> str:
+    """The scripted model's reply: a one-line summary of the user turn it was sent."""
+    blocks = [b.get("text", "") for b in messages[-1]["content"]]
+    context = next((b for b in blocks if b.startswith("<user_context>")), "")
+    lines = [line[2:] for line in context.splitlines() if line.startswith("- ")]
+    return f"(saw {len(lines)} memories: {'; '.join(lines)})" if lines else "(saw no memories)"
 
 
 def main() -> None:
@@ -69,7 +47,9 @@ def main() -> None:
     policy = recallwise.RecallPolicy(store, decider=recallwise.default_decider(), namespaces=DEMO_NAMESPACES)
 
     print("== RecallHook over the demo persona's memory")
-    agent = Agent(model=EchoModel(), hooks=[RecallHook(policy, actor_id="demo_user")], callback_handler=None)
+    agent = Agent(
+        model=reply_model(echo), hooks=[RecallHook(policy, actor_id="demo_user")], callback_handler=None
+    )
     for turn in (
         "Hello!",
         "I'd like a drink, what should I get?",
@@ -82,7 +62,7 @@ def main() -> None:
 
     print("== RecallSessionManager: a new user, remembered as they talk")
     manager = RecallSessionManager(store, policy, actor_id="new_user", session_id="first-chat")
-    agent = Agent(model=EchoModel(), session_manager=manager, callback_handler=None)
+    agent = Agent(model=reply_model(echo), session_manager=manager, callback_handler=None)
     for turn in (
         "I'm vegan, and I always book a window seat.",
         "I'm booking a flight next week, anything to know?",

@@ -29,45 +29,21 @@ from typing import Any
 
 from strands import Agent
 from strands.memory import MemoryManager
-from strands.models.model import Model
 
 import recallwise
 from recallwise.demo import seed_persona
 from recallwise.integrations.strands import RecallwiseMemoryStore, gated_injection, gated_stores
+from recallwise.testing import reply_model
 
 TURNS = ["Hello!", "I'd like a drink, what should I get?", "Thanks!", "What should I have for dinner?"]
 
 
-class EchoModel(Model):
-    """A scripted model: replies with how many memories came with the user's message."""
-
-    def __init__(self) -> None:
-        self.config: dict[str, Any] = {}
-
-    def update_config(self, **model_config: Any) -> None:
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:
-        return self.config
-
-    async def structured_output(self, *args: Any, **kwargs: Any):
-        raise NotImplementedError("this example model only chats")
-        yield  # pragma: no cover
-
-    async def stream(self, messages, *args: Any, **kwargs: Any):
-        injected = "\n".join(b.get("text", "") for b in messages[-1]["content"][1:])
-        lines = [line for line in injected.splitlines() if line.startswith(("- ", "<entry"))]
-        shown = "; ".join(
-            line.split(">", 1)[-1].removesuffix("</entry>").removeprefix("- ") for line in lines
-        )
-        reply = textwrap.shorten(f"(shown {len(lines)} memories{': ' if lines else ''}{shown})", 110)
-        for event in (
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockDelta": {"delta": {"text": reply}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": "end_turn"}},
-        ):
-            yield event
+def echo(messages: list[dict[str, Any]]) -> str:
+    """The scripted model's reply: how many memories came with the user's message."""
+    injected = "\n".join(b.get("text", "") for b in messages[-1]["content"][1:])
+    lines = [line for line in injected.splitlines() if line.startswith(("- ", "<entry"))]
+    shown = "; ".join(line.split(">", 1)[-1].removesuffix("</entry>").removeprefix("- ") for line in lines)
+    return textwrap.shorten(f"(shown {len(lines)} memories{': ' if lines else ''}{shown})", 110)
 
 
 def offline_stores(store: Any) -> list[RecallwiseMemoryStore]:
@@ -92,7 +68,7 @@ def agentcore_stores(memory_id: str, region: str) -> list[Any]:
 
 def converse(stores: list[Any], **manager: Any) -> None:
     agent = Agent(
-        model=EchoModel(), memory_manager=MemoryManager(stores=stores, **manager), callback_handler=None
+        model=reply_model(echo), memory_manager=MemoryManager(stores=stores, **manager), callback_handler=None
     )
     for turn in TURNS:
         print(f"> {turn}\n  {agent(turn)}".rstrip())

@@ -14,38 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lemminflect import getAllLemmas
 
-from recallwise.bench.extract import broken_english, first_person
+from recallwise.bench.extract import REWRITE_WORDS, broken_english, first_person
 from recallwise.extraction import PREFERENCE, RuleExtractor
 from recallwise.records import render_text
-
-REWRITE_WORDS = frozenset(
-    [
-        "the",
-        "user",
-        "user's",
-        "they",
-        "them",
-        "their",
-        "theirs",
-        "themselves",
-        "they're",
-        "they've",
-        "they'd",
-        "they'll",
-        "is",
-        "isn't",
-        "was",
-        "wasn't",
-        "has",
-        "hasn't",
-        "had",
-        "does",
-        "doesn't",
-        "would",
-        "will",
-        "when",
-    ]
-)
 
 # (subjects, what may follow them): every combination is grammatical English, so a broken record
 # can only come from the rewrite

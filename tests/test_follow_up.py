@@ -38,6 +38,13 @@ def _policy(store: SQLiteStore, **options: Any) -> recallwise.RecallPolicy:
     return recallwise.RecallPolicy(store, namespaces=["/facts/{actorId}"], **options)
 
 
+def _asked_for_dinner(store: SQLiteStore) -> recallwise.RecallPolicy:
+    """A policy whose conversation ("u", "s") has just asked what to have for dinner."""
+    policy = _policy(store)
+    policy.recall("What should I have for dinner?", actor_id="u", session_id="s")
+    return policy
+
+
 def _texts(recall: recallwise.Recall) -> list[str]:
     return [k.record.text for k in recall.records]
 
@@ -91,8 +98,7 @@ def test_a_follow_up_retrieves_for_the_request_it_carries_on(store) -> None:
 
 
 def test_thanks_and_a_new_self_contained_question_stay_closed(store) -> None:
-    policy = _policy(store)
-    policy.recall("What should I have for dinner?", actor_id="u", session_id="s")
+    policy = _asked_for_dinner(store)
     for message in ("thanks!", "What is 17 times 23?"):
         recall = policy.recall(message, actor_id="u", session_id="s")
         assert recall.trace.gate_open is False, message
@@ -118,8 +124,7 @@ def test_without_a_fresh_request_nothing_is_followed_up(store, monkeypatch) -> N
 
 
 def test_follow_ups_chain_to_the_request_not_to_each_other(store) -> None:
-    policy = _policy(store)
-    policy.recall("What should I have for dinner?", actor_id="u", session_id="s")
+    policy = _asked_for_dinner(store)
     for message in ("continue", "go on"):
         recall = policy.recall(message, actor_id="u", session_id="s")
         assert recall.trace.gate_open is True, message

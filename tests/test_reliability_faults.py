@@ -544,25 +544,18 @@ def test_embedder_failing_injects_nothing_and_is_counted(
     policy.close()
 
 
-def test_embedder_wrong_dimension_is_counted_as_an_embedder_error(
-    failing_embedder_store: tuple[SQLiteStore, FailingEmbedder],
+@pytest.mark.parametrize(
+    "fault",
+    [lambda vectors: vectors[:, :32], lambda vectors: np.full_like(vectors, np.nan)],
+    ids=["wrong dimension", "nan"],
+)
+def test_embedder_returning_bad_vectors_is_counted_as_an_embedder_error(
+    failing_embedder_store: tuple[SQLiteStore, FailingEmbedder], fault: Any
 ) -> None:
     store, embedder = failing_embedder_store
     policy = RecallPolicy(store, decider=None, namespaces=NS)
-    embedder.fault = lambda vectors: vectors[:, :32]
+    embedder.fault = fault
     recall, _ = _timed_recall(policy)
     assert recall.context == ""
     assert policy.stats.errors_by_kind == {"embedder:bad_vector": 1}
-    policy.close()
-
-
-def test_embedder_returning_nan_is_counted(
-    failing_embedder_store: tuple[SQLiteStore, FailingEmbedder],
-) -> None:
-    store, embedder = failing_embedder_store
-    policy = RecallPolicy(store, decider=None, namespaces=NS)
-    embedder.fault = lambda vectors: np.full_like(vectors, np.nan)
-    recall, _ = _timed_recall(policy)
-    assert recall.context == ""
-    assert policy.stats.errors == 1
     policy.close()

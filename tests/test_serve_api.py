@@ -40,6 +40,11 @@ def tenants(work):
         yield server, made
 
 
+def recall(client, actor_id, message, **fields):
+    """POST /v1/recall for one message; the response body."""
+    return client.post("/v1/recall", json={"actor_id": actor_id, "message": message, **fields}).json()
+
+
 def texts(body):
     return [r["text"] for r in body["records"]]
 
@@ -64,12 +69,8 @@ def test_health_ready_and_openapi(local):
 
 def test_hello_gets_nothing_and_the_drink_turn_the_flat_white(local):
     with local.client() as c:
-        hello = c.post(
-            "/v1/recall", json={"actor_id": "demo_user", "message": "Hello!", "namespaces": NS}
-        ).json()
-        drink = c.post(
-            "/v1/recall", json={"actor_id": "demo_user", "message": DRINK, "namespaces": NS}
-        ).json()
+        hello = recall(c, "demo_user", "Hello!", namespaces=NS)
+        drink = recall(c, "demo_user", DRINK, namespaces=NS)
     assert (
         hello["gated"] and hello["gate_open"] is False and hello["records"] == [] and hello["context"] == ""
     )
@@ -82,32 +83,21 @@ def test_hello_gets_nothing_and_the_drink_turn_the_flat_white(local):
 
 def test_the_stock_arm_retrieves_everything(local):
     with local.client() as c:
-        stock = c.post(
-            "/v1/recall", json={"actor_id": "demo_user", "message": "Hello!", "options": {"stock": True}}
-        ).json()
+        stock = recall(c, "demo_user", "Hello!", options={"stock": True})
     assert stock["gated"] is False and stock["retrieved"] and len(stock["records"]) > 5
 
 
 def test_a_follow_up_in_the_same_session_retrieves(local):
     with local.client() as c:
-        first = c.post(
-            "/v1/recall",
-            json={
-                "actor_id": "demo_user",
-                "session_id": "fu",
-                "message": "What should I have for dinner tonight?",
-            },
-        ).json()
-        again = c.post(
-            "/v1/recall", json={"actor_id": "demo_user", "session_id": "fu", "message": "yes please, do that"}
-        ).json()
+        first = recall(c, "demo_user", "What should I have for dinner tonight?", session_id="fu")
+        again = recall(c, "demo_user", "yes please, do that", session_id="fu")
     assert first["retrieved"]
     assert again["follow_up"] and again["retrieved"] and again["records"]
 
 
 def test_an_unknown_actor_gets_nothing(local):
     with local.client() as c:
-        body = c.post("/v1/recall", json={"actor_id": "someone-else", "message": DRINK}).json()
+        body = recall(c, "someone-else", DRINK)
     assert body["records"] == []
 
 
@@ -166,9 +156,7 @@ def test_the_write_path_extracts_consolidates_and_recalls(local):
         assert moved["added"] + moved["updated"] >= 1
         listed = c.get("/v1/records", params={"actor_id": "writer"}).json()
         assert not any("Porto" in r["text"] for r in listed["records"])  # the update replaced the old fact
-        found = c.post(
-            "/v1/recall", json={"actor_id": "writer", "message": "Where do I live these days?"}
-        ).json()
+        found = recall(c, "writer", "Where do I live these days?")
     assert any("Lisbon" in t for t in texts(found))
 
 
@@ -265,13 +253,9 @@ def test_each_tenant_sees_only_its_own(tenants):
         assert all(r["id"] != rid for r in for_b["results"])
         listed = b.get("/v1/records", params={"actor_id": "demo_user", "limit": 100}).json()
         assert rid not in {r["id"] for r in listed["records"]}
-        recalled = b.post(
-            "/v1/recall", json={"actor_id": "demo_user", "message": "What is the secret door?"}
-        ).json()
+        recalled = recall(b, "demo_user", "What is the secret door?")
         assert rid not in {r["id"] for r in recalled["records"]}
-        sneaky = b.post(
-            "/v1/recall", json={"actor_id": "a:demo_user", "message": "What is the secret door?"}
-        ).json()
+        sneaky = recall(b, "a:demo_user", "What is the secret door?")
         assert sneaky["records"] == []
         assert b.delete(f"/v1/records/{rid}").status_code == 404  # indistinguishable from absent
         assert b.delete("/v1/records/no-such-record").status_code == 404

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -102,14 +102,8 @@ class DemoResult:
     reports: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "turns": self.turns,
-            "arms": self.arms,
-            "per_turn": self.per_turn,
-            "seeded": self.seeded,
-            "decider": self.decider,
-            "store": self.store,
-        }
+        """Every field but ``reports`` (the text reports are printed; the JSON has the figures)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "reports"}
 
 
 def run_demo(

@@ -1,4 +1,5 @@
-"""Test doubles for code built on recallwise: a scripted decider and an in-memory store.
+"""Test doubles for code built on recallwise: a scripted decider, an in-memory store and a
+Strands model with no provider behind it.
 
 httpx ships ``MockTransport`` so its users test without a network; recallwise ships these so an
 application's tests need no model and no file, and say in one line what the decision should be::
@@ -16,6 +17,8 @@ application's tests need no model and no file, and say in one line what the deci
 Both are what recallwise's own test suite uses. The store is the real embedded SQLite store on
 ``:memory:`` (so it behaves exactly as the default store does) with a deterministic hashing
 embedder, plus what a test needs around it: every search recorded, and faults on demand.
+:func:`reply_model` lets a real ``strands.Agent`` run offline (the examples, ``bench latency --via
+memory-manager``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from .records import MemoryRecord, SearchHit
 from .stores.base import SearchMode, SearchRequest
 from .stores.sqlite import SQLiteStore
 
-__all__ = ["Asked", "InMemoryStore", "ScriptedDecider", "Searched"]
+__all__ = ["Asked", "InMemoryStore", "ScriptedDecider", "Searched", "reply_model"]
 
 #: What a scripted answer may be given as: one probability for every message (or memory), a table,
 #: or a function of the text.
@@ -218,6 +221,36 @@ class InMemoryStore(SQLiteStore):
         hits = super().search(request)
         self.searches.append(replace(searched, hits=len(hits)))
         return hits
+
+
+def reply_model(reply: Callable[[list[dict[str, Any]]], str]) -> Any:
+    """A Strands model that answers each call with one text, ``reply(messages)`` (the messages as
+    Strands sends them, the user's last), and needs no provider, key or network (the ``strands``
+    extra only). ``reply`` sees what was injected into the user's message for that call."""
+    from strands.models.model import Model
+
+    class ReplyModel(Model):
+        def __init__(self) -> None:
+            self.config: dict[str, Any] = {}
+
+        def update_config(self, **model_config: Any) -> None:
+            self.config.update(model_config)
+
+        def get_config(self) -> Any:
+            return self.config
+
+        async def structured_output(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+            raise NotImplementedError("a reply model only chats")
+            yield
+
+        async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            text = reply(messages)
+            yield {"messageStart": {"role": "assistant"}}
+            yield {"contentBlockDelta": {"delta": {"text": text}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+
+    return ReplyModel()
 
 
 def _script(script: Script, *, exact: bool) -> Callable[[str], float]:

@@ -12,7 +12,14 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["clean_text", "json_failure", "loads_json_file", "read_user_file"]
+__all__ = [
+    "clean_text",
+    "decode_user_text",
+    "json_failure",
+    "loads_json_file",
+    "read_user_bytes",
+    "read_user_file",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -74,6 +81,30 @@ def read_user_file(path: str | os.PathLike[str], what: str) -> str:
         raise UsageError(f"{path}: no such {what}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read {what}: {exc}") from None
+
+
+def read_user_bytes(path: str | os.PathLike[str], expected: str) -> bytes:
+    """The bytes of the user's file ``path`` (bytes, where a digest of the file is kept too); a
+    missing, unreadable one, or a directory where ``expected`` (say "a file") should be, is a
+    :class:`UsageError` naming it. :func:`decode_user_text` makes the text of them."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, expected {expected}") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def decode_user_text(data: bytes, where: str) -> str:
+    """``data`` (read from ``where``) as UTF-8 text; bytes that are not UTF-8 are a
+    :class:`UsageError` naming the line they are on."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{where} line {line}: not UTF-8 text") from None
 
 
 def loads_json_file(text: str, where: str) -> Any:

@@ -46,6 +46,7 @@ from ..errors import UsageError
 from ..records import Event
 
 __all__ = [
+    "REWRITE_WORDS",
     "SPEED_MESSAGES",
     "BenchConversation",
     "ExtractBenchResult",
@@ -335,8 +336,9 @@ def first_person(record: str) -> list[str]:
     return _FIRST_PERSON.findall(record.replace("\u2019", "'"))
 
 
-# Words a third-person rewrite legitimately brings in that the user never said.
-_REWRITE_WORDS = frozenset(
+#: Words a third-person rewrite legitimately brings in that the user never said (the grader's list,
+#: written apart from the extractor's rules).
+REWRITE_WORDS = frozenset(
     [
         "the",
         "user",
@@ -442,7 +444,7 @@ def broken_english(record: str, said: str) -> list[str]:
     # a preference's context ("When booking flights: ...") is the extractor's own wording
     for token in _WORD.findall(_CONTEXT.sub("", text)):
         lower = token.lower()
-        if lower in source or lower in _REWRITE_WORDS or any(c.isdigit() for c in lower):
+        if lower in source or lower in REWRITE_WORDS or any(c.isdigit() for c in lower):
             continue
         if not _is_word(lower) and not (lower.endswith("'s") and lower[:-2] in source):
             reasons.append(f"made-up word {token!r}")

@@ -13,7 +13,6 @@ messages the model was sent.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +20,6 @@ from typing import Any
 from strands import Agent
 from strands.memory import MemoryEntry, MemoryManager
 from strands.memory.types import SearchOptions
-from strands.models.model import Model
 
 from ..deciders import Decider
 from ..demo import DEMO_NAMESPACES, persona, seed_persona
@@ -29,6 +27,7 @@ from ..integrations.strands import RecallwiseMemoryStore, gated_injection, gated
 from ..policy import RecallOptions, count_tokens
 from ..policy.stats import COUNTER_NAMES
 from ..stores.base import MemoryStore
+from ..testing import reply_model
 
 __all__ = ["ARMS", "MemoryManagerArm", "injected_records", "run_memory_manager_demo"]
 
@@ -63,7 +62,8 @@ class MemoryManagerArm:
             _CountingStore(store, template, actor_id=actor_id, name=template.strip("/").split("/")[0])
             for template in DEMO_NAMESPACES
         ]
-        self.model = _SeeingModel()
+        self.injected: list[str] = []  # what was injected into the user message of each model call
+        self.model = reply_model(self._seen)
         self.gate = None
         if gated:
             stores: list[Any] = gated_stores(self.inner, decider=decider, actor_id=actor_id, options=options)
@@ -79,11 +79,11 @@ class MemoryManagerArm:
         """Run one user turn; returns what was injected and how long the turn took."""
         before = sum(s.searches for s in self.inner)
         last = self.gate.last_recall if self.gate is not None else None
-        calls = len(self.model.injected)
+        calls = len(self.injected)
         started = time.perf_counter()
         self.agent(message)
         elapsed = (time.perf_counter() - started) * 1000.0
-        injected = "\n".join(self.model.injected[calls:])
+        injected = "\n".join(self.injected[calls:])
         recall = self.gate.last_recall if self.gate is not None else None
         return {
             "ms": elapsed,
@@ -92,6 +92,12 @@ class MemoryManagerArm:
             "injected": injected_records(injected),
             "recall": recall if recall is not last else None,
         }
+
+    def _seen(self, messages: Any) -> str:
+        # Injection appends one text block to the user's message; the user's own is the first.
+        blocks = messages[-1]["content"][1:]
+        self.injected.append("\n".join(b["text"].strip() for b in blocks if "text" in b))
+        return "ok"
 
     @property
     def searches(self) -> int:
@@ -177,34 +183,3 @@ class _CountingStore(RecallwiseMemoryStore):
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
         self.searches += 1
         return await super().search(query, options)
-
-
-class _SeeingModel(Model):
-    """Replies "ok"; keeps what was injected into the user message of each model call."""
-
-    def __init__(self) -> None:
-        self.config: dict[str, Any] = {}
-        self.injected: list[str] = []
-
-    def update_config(self, **model_config: Any) -> None:
-        self.config.update(model_config)
-
-    def get_config(self) -> Any:
-        return self.config
-
-    async def structured_output(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
-        raise NotImplementedError("the demo model only chats")
-        yield
-
-    async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
-        last = copy.deepcopy(messages[-1])
-        # Injection appends one text block to the user's message; the user's own is the first.
-        self.injected.append("\n".join(b["text"].strip() for b in last["content"][1:] if "text" in b))
-        events: tuple[dict[str, Any], ...] = (
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockDelta": {"delta": {"text": "ok"}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": "end_turn"}},
-        )
-        for event in events:
-            yield event

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._renamed import RenamedWarning
@@ -22,10 +23,12 @@ from ..errors import RecallwiseError, UsageError
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-__all__ = ["emit_json", "fail", "main"]
+__all__ = ["add_command", "emit_json", "fail", "main", "report"]
 
-# (group, module): each module under recallwise.cli defines ``register(subparsers)``, which
-# adds its parser and sets ``func`` to a ``run(args) -> int``.
+# (group, module): each module under recallwise.cli is one command, named after the module
+# (``bench_store`` is ``bench store``), that defines ``add_arguments(parser)`` and ``run(args) -> int``
+# (see :func:`add_command`); a module that adds its own parsers (several commands, as ``serve`` and
+# ``tune`` do) defines ``register(subparsers)`` instead.
 COMMANDS: list[tuple[str | None, str]] = [
     (None, "demo"),
     (None, "search"),
@@ -69,6 +72,16 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "as_dict"):
         return value.as_dict()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def report(args: argparse.Namespace, result: Any, print_text: Callable[[Any], None]) -> int:
+    """A command's last step: with ``--json``, ``result`` as the one JSON object it prints; without,
+    ``print_text(result)``. Returns the exit code, 0."""
+    if getattr(args, "json", False):
+        emit_json(result)
+    else:
+        print_text(result)
+    return 0
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -132,7 +145,32 @@ def build_parser() -> argparse.ArgumentParser:
                 group_parser.set_defaults(func=_group_help(group_parser))
             target = groups[group]
         module = importlib.import_module(f"{__name__}.{module_name}")
-        module.register(target)
+        if hasattr(module, "register"):
+            module.register(target)
+        else:
+            name = module_name.removeprefix(f"{group}_")
+            add_command(target, name, module.add_arguments, module.run)
+    return parser
+
+
+def add_command(
+    subparsers: argparse._SubParsersAction,
+    name: str,
+    add_arguments: Callable[[argparse.ArgumentParser], None],
+    run: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """Add the command ``name``, whose flags ``add_arguments`` adds and which ``run`` runs.
+
+    ``add_arguments``'s docstring is the command's help, written once where its flags are: the
+    first paragraph is the line its group's ``--help`` lists, the rest the description its own
+    ``--help`` shows (white space folded, as argparse folds it when it prints them).
+    """
+    summary, _, description = inspect.cleandoc(add_arguments.__doc__ or "").partition("\n\n")
+    parser = subparsers.add_parser(
+        name, help=" ".join(summary.split()), description=" ".join(description.split()) or None
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run)
     return parser
 
 

@@ -25,13 +25,12 @@ from . import emit_json
 from .common import add_decider, add_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "ask",
-        help="ask a decision backend typed questions about one state",
-        description="Ask any decision backend noul (yes/no), choice and score questions about one "
-        "state, in one call. Choice: 'question=option,option,...'; score: 'question=lowest,...,highest'.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """ask a decision backend typed questions about one state
+
+    Ask any decision backend noul (yes/no), choice and score questions about one state, in one call.
+    Choice: 'question=option,option,...'; score: 'question=lowest,...,highest'.
+    """
     add_decider(parser)
     parser.add_argument("--state", required=True, help="the text to decide about")
     parser.add_argument(
@@ -79,7 +78,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(repeatable; default none)",
     )
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def _split(spec: str, flag: str) -> tuple[str, list[str]]:

@@ -16,14 +16,13 @@ from . import emit_json, progress_bar
 from .common import add_embedder, add_extractor, add_json, embedder_from_args, extractor_from_args, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "extract",
-        help="fact recall, record quality and speed of the write path on labelled conversations",
-        description="Extract each labelled conversation in DIR into a fresh store and report fact "
-        "recall, the stated preference stored and recalled for the conversation's question, records "
-        "per conversation, broken English, first-person leftovers, fragments, and speed.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """fact recall, record quality and speed of the write path on labelled conversations
+
+    Extract each labelled conversation in DIR into a fresh store and report fact recall, the stated
+    preference stored and recalled for the conversation's question, records per conversation, broken
+    English, first-person leftovers, fragments, and speed.
+    """
     parser.add_argument(
         "--data", required=True, metavar="DIR", help="a directory of conversation JSONL files"
     )
@@ -33,7 +32,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_embedder(parser, "the records and the questions")
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

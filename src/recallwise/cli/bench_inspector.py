@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..errors import UsageError
 from ..extras import require_extra
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_json, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "inspector",
-        help="how fast GET /v1/decisions (the /ui page's list) answers on a big decision log",
-        description="Write a decision log of --turns turns (real turns of the default policy over the "
-        "demo persona, spread over two tenants' actors and sessions), serve it with recallwise serve "
-        "--log, and time GET /v1/decisions over HTTP for each filter the inspector page offers "
-        "(target: <= 300 ms a page at 100,000 turns).",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """how fast GET /v1/decisions (the /ui page's list) answers on a big decision log
+
+    Write a decision log of --turns turns (real turns of the default policy over the demo persona, spread
+    over two tenants' actors and sessions), serve it with recallwise serve --log, and time GET
+    /v1/decisions over HTTP for each filter the inspector page offers (target: <= 300 ms a page at 100,000
+    turns).
+    """
     parser.add_argument("--turns", type=int, default=100_000, help="turns in the log (default 100000)")
     parser.add_argument("--repeats", type=int, default=20, help="timed requests per filter (default 20)")
     parser.add_argument(
@@ -30,7 +30,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "of one actor, added to the log (synthetic labels over the demo persona; default 0: not timed)",
     )
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,9 +50,11 @@ def run(args: argparse.Namespace) -> int:
             refit_labels=args.refit_labels,
             progress=bar.update,
         )
-    if args.json:
-        emit_json(result)
-        return 0
+    return report(args, result, _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The result as text: a table of the filters, the verdict, the refit preview."""
     print(
         f"{result['turns']} logged turns ({result['log_mb']} MB, written at {result['fill_turns_per_s']:.0f} "
         f"turns/s); GET /v1/decisions?limit=50 over HTTP, {result['repeats']} requests per filter:\n"
@@ -77,4 +78,3 @@ def run(args: argparse.Namespace) -> int:
             for head, r in result["refit"].items()
         ]
         print(table(refits, ["head", "turns fitted", "records", "request (s)", "fit (s)"]))
-    return 0

@@ -60,13 +60,12 @@ MULTILINGUAL_KEYS = [
 ]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "latency",
-        help="what a decision costs and whether a gated turn beats a stock one",
-        description="Time embedding, gate, judge, search and whole turns of both arms (medians over "
-        "repeated runs after a warm-up), and the 8-turn demo's wall clock with a modelled remote store.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """what a decision costs and whether a gated turn beats a stock one
+
+    Time embedding, gate, judge, search and whole turns of both arms (medians over repeated runs after a
+    warm-up), and the 8-turn demo's wall clock with a modelled remote store.
+    """
     parser.add_argument(
         "--store",
         default=None,
@@ -106,7 +105,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_via(parser)
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,17 +8,16 @@ from typing import Any
 from ..bench.locomo import run_locomo, run_locomo_mem0
 from ..errors import UsageError
 from ..policy import EPISODIC_OPTIONS
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "locomo",
-        help="evidence recall, records and tokens per question on LoCoMo, stock vs gated",
-        description="Run LoCoMo's questions through the stock arm (top-k per namespace, keep all) and the "
-        "gated arm over a store holding every observation of each conversation.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """evidence recall, records and tokens per question on LoCoMo, stock vs gated
+
+    Run LoCoMo's questions through the stock arm (top-k per namespace, keep all) and the gated arm over a
+    store holding every observation of each conversation.
+    """
     parser.add_argument(
         "--data",
         required=True,
@@ -84,7 +83,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--route", action="store_true", help="let the decider choose which speaker namespaces to search"
     )
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,12 +132,11 @@ def run(args: argparse.Namespace) -> int:
                 route=args.route,
                 **common,
             )
-    if args.json:
-        emit_json(result)
-        return 0
-    if args.via == "mem0":
-        _print_mem0(result)
-        return 0
+    return report(args, result, _print_mem0 if args.via == "mem0" else _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The result as text: the arms side by side, the gated arm's keep rule, gate, judge and latency."""
     g = result["gated"]
     if g.get("decider_errors"):
         print(f"WARNING: {g['decider_errors']} decider errors; those questions failed open.")
@@ -174,7 +171,6 @@ def run(args: argparse.Namespace) -> int:
         f"latency p50: embed {lat['embed_p50']:.2f} ms, decide {lat['decide_p50']:.2f} ms, "
         f"search {lat['search_p50']:.2f} ms"
     )
-    return 0
 
 
 def _arm_rows(result: dict) -> list[tuple[str, Any, Any]]:

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ..errors import UsageError
 from ..extras import require_extra
-from . import emit_json
+from . import report
 from .common import add_json, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "mcp",
-        help="tokens the MCP recall tool returns per demo turn, against a plain top-10 search",
-        description="Run the demo persona's eight turns through the MCP server's tools (a real MCP "
-        "client, in memory): tokens of each result the client receives and records returned, for "
-        "`recall` (gated, judged, budgeted) and `search_memories` with limit 10 (a plain top-10).",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """tokens the MCP recall tool returns per demo turn, against a plain top-10 search
+
+    Run the demo persona's eight turns through the MCP server's tools (a real MCP client, in memory):
+    tokens of each result the client receives and records returned, for `recall` (gated, judged, budgeted)
+    and `search_memories` with limit 10 (a plain top-10).
+    """
     parser.add_argument(
         "--store",
         default="sqlite:///:memory:",
@@ -27,7 +27,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--mcp-token-budget", type=int, default=None, metavar="N", help="default 400")
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,9 +38,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--mcp-token-budget {args.mcp_token_budget}: at least 1")
     store = open_store(args.store)
     result = bench_mcp(store, token_budget=args.mcp_token_budget)
-    if args.json:
-        emit_json(result)
-        return 0
+    return report(args, result, _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The result as text: tokens and records per turn, recall beside a plain top-10."""
     rows = [
         [r["turn"], r["recall_tokens"], r["recall_records"], r["top10_tokens"], r["top10_records"]]
         for r in result["turns"]
@@ -52,4 +53,3 @@ def run(args: argparse.Namespace) -> int:
         table(rows, ["turn", "recall tokens", "recall records", "top-10 tokens", "top-10 records"]) + "\n"
     )
     sys.stdout.write(f"tokens: {result['tokenizer']} over {result['counted']}\n")
-    return 0

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..errors import UsageError
 from ..extras import EXTRA_MODULES, require_extra
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "serve",
-        help="drive real recallwise serve processes over HTTP: turns/s, p50/p95/p99, lost writes",
-        description="Start recallwise serve replica(s) over one store, drive them with concurrent sessions "
-        "(recall, then the message stored as an event, a record every few turns; two tenants), then "
-        "check nothing was lost or leaked, and measure the same workload in process and the "
-        "embedder's batched ceiling in the same run.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """drive real recallwise serve processes over HTTP: turns/s, p50/p95/p99, lost writes
+
+    Start recallwise serve replica(s) over one store, drive them with concurrent sessions (recall, then
+    the message stored as an event, a record every few turns; two tenants), then check nothing was lost or
+    leaked, and measure the same workload in process and the embedder's batched ceiling in the same run.
+    """
     parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (default %(default)s)")
     parser.add_argument("--turns", type=int, default=20, help="turns per session (default %(default)s)")
     parser.add_argument("--replicas", type=int, default=1, help="server processes (default %(default)s)")
@@ -31,7 +30,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--write-every", type=int, default=5, help="a record every N turns (default 5)")
     parser.add_argument("--max-batch", type=int, default=16, help="the servers' embedding batch (default 16)")
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,9 +49,11 @@ def run(args: argparse.Namespace) -> int:
             max_batch=args.max_batch,
             progress=bar.update,
         )
-    if args.json:
-        emit_json(result)
-        return 0
+    return report(args, result, _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The result as text: throughput and latency over HTTP and in process, the ceiling, the losses."""
     http, inproc, ceiling = result["http"], result["in_process"], result["ceiling"]
     print(
         f"{result['replicas']} replica(s) over {result['store']}: {result['sessions']} sessions x "
@@ -71,4 +71,3 @@ def run(args: argparse.Namespace) -> int:
         f"vs embed {result['idle']['embed_p50_ms']:.1f} ms "
         f"(+{result['idle_overhead_ms']:.1f} ms)"
     )
-    return 0

@@ -15,13 +15,12 @@ from . import emit_json, progress_bar
 from .common import add_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "store",
-        help="time ingest and namespace-filtered search of a store; recall against exact search",
-        description="Build N synthetic records across M namespaces in a store, then measure insert "
-        "rate, filtered top-10 search latency (p50, p95) and recall@10 against exact search.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """time ingest and namespace-filtered search of a store; recall against exact search
+
+    Build N synthetic records across M namespaces in a store, then measure insert rate, filtered top-10
+    search latency (p50, p95) and recall@10 against exact search.
+    """
     parser.add_argument(
         "--store", required=True, metavar="URL", help="postgresql://... or a new sqlite:///file.db"
     )
@@ -54,7 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--keep", action="store_true", help="leave the benchmark's records in place")
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

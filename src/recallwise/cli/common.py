@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..deciders import Decider, from_spec
 from ..embeddings import Embedder, make_embedder
 from ..errors import UsageError
 from ..extraction import EXTRACTORS, Extractor, make_extractor
 from ..stores import MemoryStore, open_store
+
+if TYPE_CHECKING:
+    from ..serve.runner import Settings
 
 DEFAULT_STORE = "sqlite:///recallwise-demo.db"
 
@@ -100,6 +103,17 @@ def decider_from_args(args: argparse.Namespace) -> Decider | None:
         options["embedder"] = make_embedder(args.embedder)
     decider: Decider | None = from_spec(args.decider, getattr(args, "url", None), **options)
     return decider
+
+
+def service_settings(args: argparse.Namespace, **settings: Any) -> Settings:
+    """The settings of a service over the store ``--store``, the decider ``--decider`` and
+    ``--url`` and the embedder ``--embedder`` name, with the rest of ``settings`` (``serve`` and
+    ``mcp`` build their service from them; needs the ``serve`` extra)."""
+    from ..serve.runner import Settings
+
+    return Settings(
+        store=args.store, decider=args.decider, decider_url=args.url, embedder=args.embedder, **settings
+    )
 
 
 def store_from_args(args: argparse.Namespace) -> MemoryStore:

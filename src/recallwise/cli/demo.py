@@ -32,19 +32,17 @@ ROWS = [
 ]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "demo",
-        help="run the demo persona's 8 turns through the stock and the gated arm",
-        description="Seed a fictional persona's memory (if the store has none) and run eight turns "
-        "through the stock arm (always retrieve, keep all) and the gated arm.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """run the demo persona's 8 turns through the stock and the gated arm
+
+    Seed a fictional persona's memory (if the store has none) and run eight turns through the stock arm
+    (always retrieve, keep all) and the gated arm.
+    """
     add_store(parser)
     add_embedder(parser)
     add_decider(parser)
     add_via(parser)
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

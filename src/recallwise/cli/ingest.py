@@ -40,14 +40,12 @@ from .common import add_embedder, add_extractor, add_json, add_store, extractor_
 ROLES = ("user", "assistant", "tool", "system", "other")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "ingest",
-        help="load conversations (JSONL) and extract long-term records from them",
-        description="Load conversation messages from a JSONL file as events for one actor, then turn "
-        "what the user said into long-term records (facts and preferences), consolidated with "
-        "the records already in the store.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """load conversations (JSONL) and extract long-term records from them
+
+    Load conversation messages from a JSONL file as events for one actor, then turn what the user said
+    into long-term records (facts and preferences), consolidated with the records already in the store.
+    """
     parser.add_argument("file", metavar="FILE.jsonl", help="one message or one conversation per line")
     parser.add_argument(
         "--actor", required=True, metavar="ID", help="the actor whose conversations these are"
@@ -56,7 +54,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_embedder(parser)
     add_extractor(parser)
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def _session_default(path: Path) -> str:

@@ -9,19 +9,17 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..policy.log import LOG_ENV, DecisionLog, TurnFilter
+from ..policy.log import DecisionLog, TurnFilter
 from . import emit_json
 from .common import add_json, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "log",
-        help="show the latest decisions from a decision log",
-        description="Show the latest turns a policy wrote to its decision log "
-        f"(RecallPolicy(log=PATH) or {LOG_ENV}=PATH): the gate's answer, what was kept and "
-        "dropped, the errors.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """show the latest decisions from a decision log
+
+    Show the latest turns a policy wrote to its decision log (RecallPolicy(log=PATH) or
+    RECALLWISE_LOG=PATH): the gate's answer, what was kept and dropped, the errors.
+    """
     parser.add_argument("path", metavar="LOG.db", help="the decision log file")
     parser.add_argument("--last", type=int, default=20, help="how many turns (default %(default)s)")
     parser.add_argument("--actor", help="only this actor's turns (default: every actor)")
@@ -34,7 +32,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         '{"labels": [...]} (--last does not apply)',
     )
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

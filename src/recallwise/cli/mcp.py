@@ -8,17 +8,16 @@ import sys
 from ..errors import UsageError
 from ..extras import require_extra
 from ..stores.urls import redact_url
-from .common import add_decider, add_embedder, add_store
+from .common import add_decider, add_embedder, add_store, service_settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "mcp",
-        help="serve gated recall as an MCP server over stdio (Claude Desktop, Claude Code, Cursor)",
-        description="Serve recall, remember, search_memories, forget and list_memories as MCP tools "
-        "over stdio, for the one actor --actor names (the model never chooses whose memory it reads). "
-        "The same server is mounted at /mcp on `recallwise serve`.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """serve gated recall as an MCP server over stdio (Claude Desktop, Claude Code, Cursor)
+
+    Serve recall, remember, search_memories, forget and list_memories as MCP tools over stdio, for the one
+    actor --actor names (the model never chooses whose memory it reads). The same server is mounted at
+    /mcp on `recallwise serve`.
+    """
     add_store(parser)
     parser.add_argument("--actor", required=True, metavar="ID", help="whose memory the tools read and write")
     add_decider(parser)
@@ -31,14 +30,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="most context tokens one recall returns (default 400)",
     )
     parser.add_argument("--max-message-chars", type=int, default=16_000, help="default %(default)s")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     require_extra("mcp", "recallwise mcp")
     from ..records import validate_id
     from ..serve.mcp import DEFAULT_TOKEN_BUDGET, build_mcp_server
-    from ..serve.runner import Settings, build_service
+    from ..serve.runner import build_service
 
     budget = DEFAULT_TOKEN_BUDGET if args.mcp_token_budget is None else args.mcp_token_budget
     if budget < 1:
@@ -49,13 +47,8 @@ def run(args: argparse.Namespace) -> int:
         actor = validate_id(args.actor, "--actor")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    settings = Settings(
-        store=args.store,
-        decider=args.decider,
-        decider_url=args.url,
-        embedder=args.embedder,
-        limits={"max_message_chars": args.max_message_chars},
-        batch_embeddings=False,
+    settings = service_settings(
+        args, limits={"max_message_chars": args.max_message_chars}, batch_embeddings=False
     )
     service = build_service(settings)
     try:

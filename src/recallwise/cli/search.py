@@ -17,12 +17,11 @@ from .common import add_embedder, add_json, add_store, existing_store_from_args
 DEFAULT_NAMESPACES = ["/facts/{actorId}", "/preferences/{actorId}"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "search",
-        help="score every record of an actor against a query",
-        description="Score every record of an actor against QUERY, best first.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """score every record of an actor against a query
+
+    Score every record of an actor against QUERY, best first.
+    """
     parser.add_argument("query", help="the text to search for")
     add_store(parser)
     add_embedder(parser)
@@ -35,7 +34,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="namespace template, repeatable (default: /facts/{actorId}, /preferences/{actorId})",
     )
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

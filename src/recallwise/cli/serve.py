@@ -8,19 +8,18 @@ import sys
 from ..errors import UsageError
 from ..extras import require_extra
 from ..stores.urls import redact_url
-from . import emit_json
-from .common import add_decider, add_embedder, add_json, add_store
+from . import add_command, emit_json
+from .common import add_decider, add_embedder, add_json, add_store, service_settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "serve",
-        help="serve gated recall over HTTP (any agent, any language)",
-        description="Serve the gate, route and judge as a versioned JSON API (OpenAPI at /openapi.json): "
-        "POST /v1/recall, the write path (/v1/events, /v1/records), /v1/search, /v1/systemone, "
-        "/healthz, /readyz, /metrics, and the MCP server at /mcp (with the mcp extra). "
-        "Without --keys it binds loopback only, for one local user.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """serve gated recall over HTTP (any agent, any language)
+
+    Serve the gate, route and judge as a versioned JSON API (OpenAPI at /openapi.json): POST /v1/recall,
+    the write path (/v1/events, /v1/records), /v1/search, /v1/systemone, /healthz, /readyz, /metrics, and
+    the MCP server at /mcp (with the mcp extra). Without --keys it binds loopback only, for one local
+    user.
+    """
     add_store(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
     parser.add_argument("--port", type=int, default=8080, help="TCP port (default %(default)s)")
@@ -98,8 +97,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="one line per request on stderr: client, method, path with query, status (never keys)",
     )
     add_json(parser)
-    parser.set_defaults(func=run)
 
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """``recallwise serve``, and ``recallwise keys new`` for the keys file it reads."""
+    add_command(subparsers, "serve", add_arguments, run)
     keys = subparsers.add_parser(
         "keys", help="make API keys for recallwise serve", description="Manage a recallwise serve keys file."
     )
@@ -138,18 +140,14 @@ def _namespaces(values: list[str] | None) -> dict[str, str] | None:
 
 def run(args: argparse.Namespace) -> int:
     require_extra("serve", "recallwise serve")
-    from ..serve.runner import Settings
     from ..serve.runner import run as serve
 
-    settings = Settings(
-        store=args.store,
+    settings = service_settings(
+        args,
         host=args.host,
         port=args.port,
         keys=args.keys,
         workers=args.workers,
-        decider=args.decider,
-        decider_url=args.url,
-        embedder=args.embedder,
         limits={
             "max_body_bytes": args.max_body_bytes,
             "max_message_chars": args.max_message_chars,

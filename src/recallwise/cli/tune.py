@@ -120,12 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="gate labels whose false rows are the non-memory messages (default: the shipped bank)",
     )
     _decider_flags(named, "the embedded decider (and the LoCoMo stores)")
-    add_json(named)
-    named.add_argument(
-        "--write-config",
-        metavar="PATH",
-        help="save the fitted threshold for this decider into PATH (merged; default: not saved)",
-    )
+    _write_config_flag(named, "the fitted threshold")
     named.set_defaults(func=run_named_gate)
 
     keep = subparsers.add_parser(
@@ -249,10 +244,21 @@ def _fit_mode(args: argparse.Namespace) -> bool:
 
 
 def _decider_flags(parser: argparse.ArgumentParser, embedder_for: str) -> None:
-    """--decider and --url, and --embedder as the embedded decider's model (tune has no store)."""
+    """--decider and --url, --embedder as the embedded decider's model (tune has no store), and
+    --json: the flags of every tune command that asks a decider."""
     add_decider(parser)
     add_embedder(parser, embedder_for)
+    add_json(parser)
     parser.set_defaults(embedder_for_decider=True)
+
+
+def _write_config_flag(parser: argparse.ArgumentParser, saved: str, more: str = "") -> None:
+    """--write-config: where the fitted threshold(s) for this decider are saved (merged)."""
+    parser.add_argument(
+        "--write-config",
+        metavar="PATH",
+        help=f"save {saved} for this decider into PATH (merged; default: not saved){more}",
+    )
 
 
 def _common(parser: argparse.ArgumentParser, role: Role) -> None:
@@ -262,17 +268,13 @@ def _common(parser: argparse.ArgumentParser, role: Role) -> None:
         help="YAML or JSON file of named questions (default: the shipped wording and contrasting ones)",
     )
     _decider_flags(parser, "the embedded decider")
-    add_json(parser)
     parser.add_argument(
         "--report",
         metavar="OUT.html",
         help="write a self-contained HTML report with charts (default: no report)",
     )
-    parser.add_argument(
-        "--write-config",
-        metavar="PATH",
-        help="save the shipped wording's fitted threshold(s) for this decider into PATH "
-        "(merged; default: not saved); with --fit, name the written head in PATH",
+    _write_config_flag(
+        parser, "the shipped wording's fitted threshold(s)", "; with --fit, name the written head in PATH"
     )
     parser.set_defaults(role=role)
 

@@ -92,12 +92,8 @@ class ChoiceAnswer:
     confidence: float
 
     def to_wire(self) -> dict[str, Any]:
-        return {
-            "type": "choice",
-            "choice": self.choice,
-            "probabilities": self.probabilities,
-            "confidence": self.confidence,
-        }
+        """The answer as the systemone JSON object: its type, then its fields."""
+        return {"type": "choice", **vars(self)}
 
 
 @dataclass
@@ -116,13 +112,8 @@ class ScoreAnswer:
         return float(sum(i * p for i, p in enumerate(self.probabilities)) / n)
 
     def to_wire(self) -> dict[str, Any]:
-        return {
-            "type": "score",
-            "score": self.score,
-            "legend": self.legend,
-            "probabilities": self.probabilities,
-            "confidence": self.confidence,
-        }
+        """The answer as the systemone JSON object: its type, then its fields."""
+        return {"type": "score", **vars(self)}
 
 
 Answer: TypeAlias = float | ChoiceAnswer | ScoreAnswer

@@ -43,6 +43,7 @@ from ..records import MemoryRecord, resolve_namespace
 from ..stores.base import MemoryStore
 from ..stores.ranking import embed_missing
 from .base import DEFAULT_STRATEGIES, PREFERENCE, SEMANTIC, ExtractedMemory, Strategy, preference_blob
+from .words import FUNCTION_WORDS
 
 __all__ = ["DUPLICATE_COSINE", "ConsolidationResult", "consolidate"]
 
@@ -79,56 +80,10 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().replace("\u2019", "'").split()).rstrip(".")
 
 
-_STOP = frozenset(
+_STOP = FUNCTION_WORDS | frozenset(
     [
-        "the",
-        "user",
-        "user's",
-        "a",
-        "an",
-        "and",
-        "or",
-        "but",
-        "so",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
         "by",
-        "for",
-        "with",
-        "from",
-        "about",
-        "as",
-        "into",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
         "am",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "would",
-        "will",
-        "can",
-        "could",
-        "should",
-        "may",
-        "might",
-        "must",
-        "they",
-        "them",
-        "their",
-        "theirs",
-        "themselves",
         "it",
         "its",
         "this",
@@ -137,18 +92,11 @@ _STOP = frozenset(
         "those",
         "some",
         "any",
-        "very",
-        "really",
-        "just",
-        "also",
-        "still",
         "when",
-        "while",
         "if",
         "than",
         "then",
         "there",
-        "here",
         "one",
     ]
 )

@@ -160,29 +160,33 @@ _ADVERBS = frozenset(
         "literally",
     ]
 )
-#: pronouns after the subject: (pattern, replacement), applied in order
+#: pronouns after the subject: first person -> third, applied in order; the "I" forms and "us" match
+#: only as written ("US" in capitals is the country), the others in any case
 _PRONOUNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\bI'm\b"), "they're"),
-    (re.compile(r"\bI am\b"), "they are"),
-    (re.compile(r"\bI was\b"), "they were"),
-    (re.compile(r"\bI wasn't\b"), "they weren't"),
-    (re.compile(r"\bI've\b"), "they've"),
-    (re.compile(r"\bI'd\b"), "they'd"),
-    (re.compile(r"\bI'll\b"), "they'll"),
-    (re.compile(r"\bI\b"), "they"),
-    (re.compile(r"\bwe're\b", re.I), "they're"),
-    (re.compile(r"\bwe've\b", re.I), "they've"),
-    (re.compile(r"\bwe'd\b", re.I), "they'd"),
-    (re.compile(r"\bwe'll\b", re.I), "they'll"),
-    (re.compile(r"\bwe\b", re.I), "they"),
-    (re.compile(r"\bmy\b", re.I), "their"),
-    (re.compile(r"\bour\b", re.I), "their"),
-    (re.compile(r"\bmine\b", re.I), "theirs"),
-    (re.compile(r"\bours\b", re.I), "theirs"),
-    (re.compile(r"\bmyself\b", re.I), "themselves"),
-    (re.compile(r"\bourselves\b", re.I), "themselves"),
-    (re.compile(r"\bme\b", re.I), "them"),
-    (re.compile(r"\bus\b"), "them"),  # "US" in capitals is the country
+    (re.compile(rf"\b{first}\b", 0 if first[0] == "I" or first == "us" else re.I), third)
+    for first, third in {
+        "I'm": "they're",
+        "I am": "they are",
+        "I was": "they were",
+        "I wasn't": "they weren't",
+        "I've": "they've",
+        "I'd": "they'd",
+        "I'll": "they'll",
+        "I": "they",
+        "we're": "they're",
+        "we've": "they've",
+        "we'd": "they'd",
+        "we'll": "they'll",
+        "we": "they",
+        "my": "their",
+        "our": "their",
+        "mine": "theirs",
+        "ours": "theirs",
+        "myself": "themselves",
+        "ourselves": "themselves",
+        "me": "them",
+        "us": "them",
+    }.items()
 ]
 _HEDGES = re.compile(
     r"\b(?:really|probably|honestly|basically|actually|literally|totally|kinda|kind of|sort of|like,)\s+",

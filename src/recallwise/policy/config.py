@@ -76,6 +76,11 @@ ROLES = {
 }
 
 
+def _today() -> str:
+    """The date a fit is written on (UTC, ISO)."""
+    return _dt.datetime.now(_dt.UTC).date().isoformat()
+
+
 @dataclass(frozen=True)
 class FittedThreshold:
     """One fitted threshold and what it was fitted on."""
@@ -84,7 +89,7 @@ class FittedThreshold:
     data: str
     data_sha256: str
     n: int
-    date: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).date().isoformat())
+    date: str = field(default_factory=_today)
     #: the wording it was fitted for (only the shipped wording is what the policy asks)
     question: str = "shipped"
     #: how it was chosen and what it scored, in words
@@ -98,7 +103,7 @@ class FittedHead:
     path: str
     sha256: str
     n: int
-    date: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).date().isoformat())
+    date: str = field(default_factory=_today)
     data: str = ""
     #: the fit's figures, in words
     fit: str = ""

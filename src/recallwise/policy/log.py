@@ -108,9 +108,25 @@ _MIGRATIONS: tuple[MigrationStep, ...] = (_v1, _v2)
 #: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
 LOG_SCHEMA_VERSION = len(_MIGRATIONS)
 
+#: the columns of a turn, named as the fields of :class:`LoggedTurn` they fill
 _COLUMNS = (
-    "seq, at, actor_id, session_id, decider, message, gate_p, gate_threshold, gate_open, retrieved, "
-    "kept, dropped, errors, total_ms, context_tokens, stock_tokens, trace"
+    "seq",
+    "at",
+    "actor_id",
+    "session_id",
+    "decider",
+    "message",
+    "gate_p",
+    "gate_threshold",
+    "gate_open",
+    "retrieved",
+    "kept",
+    "dropped",
+    "errors",
+    "total_ms",
+    "context_tokens",
+    "stock_tokens",
+    "trace",
 )
 
 
@@ -551,7 +567,7 @@ class DecisionLog(ClosesOnExit):
         marks = ", ".join("?" * len(seqs))
         with self._read_lock:
             rows = self._reader.execute(
-                f"SELECT {_COLUMNS} FROM turns WHERE seq IN ({marks})", seqs
+                f"SELECT {', '.join(_COLUMNS)} FROM turns WHERE seq IN ({marks})", seqs
             ).fetchall()
             gates = dict(
                 self._reader.execute(
@@ -566,30 +582,18 @@ class DecisionLog(ClosesOnExit):
         records: dict[int, dict[str, bool]] = {}
         for seq, record_id, belongs in record_rows:
             records.setdefault(seq, {})[record_id] = bool(belongs)
-        by_seq = {
-            r[0]: LoggedTurn(
-                seq=r[0],
-                at=r[1],
-                actor_id=r[2],
-                session_id=r[3],
-                decider=r[4],
-                message=r[5],
-                gate_p=r[6],
-                gate_threshold=r[7],
-                gate_open=None if r[8] is None else bool(r[8]),
-                retrieved=bool(r[9]),
-                kept=r[10],
-                dropped=r[11],
-                errors=r[12],
-                total_ms=r[13],
-                context_tokens=r[14],
-                stock_tokens=r[15],
-                trace=json.loads(r[16]),
-                gate_label=None if r[0] not in gates else bool(gates[r[0]]),
-                record_labels=records.get(r[0], {}),
+        by_seq = {}
+        for row in rows:
+            turn: dict[str, Any] = dict(zip(_COLUMNS, row, strict=True))
+            seq = turn["seq"]
+            turn.update(
+                gate_open=None if turn["gate_open"] is None else bool(turn["gate_open"]),
+                retrieved=bool(turn["retrieved"]),
+                trace=json.loads(turn["trace"]),
+                gate_label=None if seq not in gates else bool(gates[seq]),
+                record_labels=records.get(seq, {}),
             )
-            for r in rows
-        }
+            by_seq[seq] = LoggedTurn(**turn)
         return [by_seq[s] for s in seqs if s in by_seq]
 
     def close(self) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..records import render_text
-from ..text import json_failure, loads_json_file
+from ..text import decode_user_text, json_failure, loads_json_file, read_user_bytes
 
 __all__ = [
     "BUILTIN_SETS",
@@ -132,23 +132,7 @@ def _read(spec: str, builtin_file: str) -> tuple[str, bytes]:
                 f"the sets that do: builtin:{', builtin:'.join(holding)}"
             )
         return spec, resource.read_bytes()
-    path = Path(spec)
-    try:
-        return str(path), path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{spec}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{spec}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise UsageError(f"{spec}: cannot read: {exc.strerror or exc}") from None
-
-
-def _decode(source: str, data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UsageError(f"{source} line {line}: not UTF-8 text") from None
+    return str(Path(spec)), read_user_bytes(spec, "a file")
 
 
 def load_labels(spec: str, builtin_file: str = GATE_FILE) -> LabelSet:
@@ -156,13 +140,25 @@ def load_labels(spec: str, builtin_file: str = GATE_FILE) -> LabelSet:
     ``builtin_file`` is the file a ``builtin:NAME`` set is read from (the follow-up labels:
     :data:`FOLLOW_UP_FILE`, in ``builtin:dev`` and ``builtin:heldout``)."""
     source, data = _read(spec, builtin_file)
-    return parse_labels(_decode(source, data), source, hashlib.sha256(data).hexdigest())
+    return parse_labels(decode_user_text(data, source), source, hashlib.sha256(data).hexdigest())
 
 
 def load_cases(spec: str) -> CaseSet:
     """Read and validate a validator case file (a path or ``builtin:seed`` / ``dev`` / ``heldout``)."""
     source, data = _read(spec, CASES_FILE)
-    return parse_cases(_decode(source, data), source, hashlib.sha256(data).hexdigest())
+    return parse_cases(decode_user_text(data, source), source, hashlib.sha256(data).hexdigest())
+
+
+def _require_object(
+    value: Any, fields: tuple[str, ...], where: str, expected: str, what: str = "field"
+) -> None:
+    """A line or document of a user's file must be a JSON object holding every one of ``fields``;
+    otherwise a :class:`UsageError` naming ``where`` and what was ``expected`` (or missing)."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: expected {expected}")
+    for field in fields:
+        if field not in value:
+            raise UsageError(f"{where}: missing {what} {field!r}")
 
 
 # ---- gate labels ----------------------------------------------------------------------
@@ -180,11 +176,7 @@ def parse_labels(text: str, source: str = "<labels>", sha256: str | None = None)
             row = json.loads(raw)
         except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long int, deep nesting
             raise UsageError(f"{where}: not a JSON object ({json_failure(raw, exc)[1]})") from None
-        if not isinstance(row, dict):
-            raise UsageError(f'{where}: expected a JSON object {{"text": ..., "label": ...}}')
-        for field in ("text", "label"):
-            if field not in row:
-                raise UsageError(f"{where}: missing field {field!r}")
+        _require_object(row, ("text", "label"), where, 'a JSON object {"text": ..., "label": ...}')
         value = row["text"]
         if not isinstance(value, str) or not value.strip():
             raise UsageError(f"{where}: 'text' must be a non-empty string, got {value!r}")
@@ -227,11 +219,9 @@ def _key_token(value: str) -> list[str]:
 def parse_cases(text: str, source: str = "<cases>", sha256: str | None = None) -> CaseSet:
     """Validate a validator case file; every problem names ``source``, the case and its line."""
     document = loads_json_file(text, source)
-    if not isinstance(document, dict):
-        raise UsageError(f"{source}: expected an object with 'records' and 'cases'")
-    for field in ("records", "cases"):
-        if field not in document:
-            raise UsageError(f"{source}: missing top-level field {field!r}")
+    _require_object(
+        document, ("records", "cases"), source, "an object with 'records' and 'cases'", "top-level field"
+    )
     raw_records = document["records"]
     if not isinstance(raw_records, dict) or not raw_records:
         raise UsageError(f"{source}: 'records' must be a non-empty object {{key: text}}")
@@ -259,11 +249,8 @@ def parse_cases(text: str, source: str = "<cases>", sha256: str | None = None) -
                     line, cursor = found, at + 1
                     break
         where = f"{source} cases[{index}]" + (f" (line {line})" if line else "")
-        if not isinstance(raw, dict):
-            raise UsageError(f"{where}: expected an object with 'query', 'relevant' and 'irrelevant'")
-        for field in ("query", "relevant", "irrelevant"):
-            if field not in raw:
-                raise UsageError(f"{where}: missing field {field!r}")
+        expected = "an object with 'query', 'relevant' and 'irrelevant'"
+        _require_object(raw, ("query", "relevant", "irrelevant"), where, expected)
         query = raw["query"]
         if not isinstance(query, str) or not query.strip():
             raise UsageError(f"{where}: 'query' must be a non-empty string, got {query!r}")

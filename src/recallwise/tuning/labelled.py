@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..records import render_text
-from ..text import json_failure
+from ..text import decode_user_text, json_failure, read_user_bytes
 from .data import CaseSet, load_cases, load_labels
 
 __all__ = [
@@ -106,20 +106,8 @@ def read_labelled_turns(path: str | os.PathLike[str]) -> list[LabelledTurn]:
     """Read a labelled-turn file (JSONL, or one ``{"labels": [...]}`` object); errors name the
     file and the line."""
     where = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{where}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{where}: is a directory, expected a labelled-turn file (.jsonl)") from None
-    except OSError as exc:
-        raise UsageError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UsageError(f"{where} line {line}: not UTF-8 text") from None
-    return parse_labelled_turns(text, where)
+    data = read_user_bytes(path, "a labelled-turn file (.jsonl)")
+    return parse_labelled_turns(decode_user_text(data, where), where)
 
 
 def read_labelled_dir(

@@ -471,32 +471,20 @@ def _validator_metrics(
     result: CandidateResult, groups: list[tuple[list[float], list[bool]]], configured: float
 ) -> dict[str, float | None]:
     scores, labels = result.answered
-    if not scores:
-        return dict.fromkeys(
-            (
-                "margin",
-                "best_accuracy",
-                "best_threshold",
-                "mean_auc",
-                "mean_p_at_k",
-                "configured_threshold",
-                "accuracy_at_configured",
-                "relative_delta",
-                "relative_accuracy",
-            ),
-            None,
-        )
-    best_acc, best_t = metrics.best_threshold(scores, labels)
-    rel_acc, rel_delta = metrics.best_relative_delta(groups)
-    answered = [q for q in result.queries if not math.isnan(q.auc)]
+    if not scores:  # every figure is None, as the gate's are, when no item was answered
+        best_acc, best_t, rel_acc, rel_delta, answered = None, None, None, None, []
+    else:
+        best_acc, best_t = metrics.best_threshold(scores, labels)
+        rel_acc, rel_delta = metrics.best_relative_delta(groups)
+        answered = [q for q in result.queries if not math.isnan(q.auc)]
     return {
-        "margin": metrics.margin(scores, labels),
+        "margin": metrics.margin(scores, labels) if scores else None,
         "best_accuracy": best_acc,
         "best_threshold": best_t,
-        "mean_auc": float(np.mean([q.auc for q in answered])),
-        "mean_p_at_k": float(np.mean([q.p_at_k for q in answered])),
-        "configured_threshold": configured,
-        "accuracy_at_configured": metrics.accuracy_at(scores, labels, configured),
+        "mean_auc": float(np.mean([q.auc for q in answered])) if scores else None,
+        "mean_p_at_k": float(np.mean([q.p_at_k for q in answered])) if scores else None,
+        "configured_threshold": configured if scores else None,
+        "accuracy_at_configured": metrics.accuracy_at(scores, labels, configured) if scores else None,
         "relative_delta": rel_delta,
         "relative_accuracy": rel_acc,
     }
