@@ -29,11 +29,13 @@ def decider():
     return default_decider()
 
 
-def test_gate_is_right_on_19_of_20_seed_utterances_at_its_configured_threshold(tmp_path, decider):
+def test_gate_is_right_on_at_least_19_of_20_seed_utterances_at_its_configured_threshold(tmp_path, decider):
     """The learned gate head on the seed's 20 utterances (never fitted on: the seed's sets stay the
     seed's). The nearest-example vote it replaced was right on all 20, and opened on 60% of real
-    general-purpose turns; the head's one miss here is "Is there anything I should avoid on this
-    menu?" (p 0.006): with no "I"/"my" about food, it reads as a question about the menu."""
+    general-purpose turns. The shipped head is right on all 20; the first round's logistic head
+    missed "Is there anything I should avoid on this menu?" (p 0.006: with no "I"/"my" about
+    food, it read as a question about the menu), and its second-round perceptron opened on "What
+    time is it in Tokyo right now?" (0.217 at 0.186): one miss is what a refit may cost here."""
     from recallwise.stores import SQLiteStore
 
     policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), decider=decider)
@@ -44,7 +46,7 @@ def test_gate_is_right_on_19_of_20_seed_utterances_at_its_configured_threshold(t
         p = ask(decider, row["text"], {GATE: gate_question()})[GATE]
         if (p >= threshold) != row["label"]:
             wrong.append((row["text"], round(p, 3)))
-    assert [text for text, _ in wrong] == ["Is there anything I should avoid on this menu?"], wrong
+    assert len(wrong) <= 1, wrong
 
 
 def test_judge_ranks_seed_records_with_mean_auc_of_at_least_0_9(decider):

@@ -811,11 +811,11 @@ def test_bench_locomo_via_mem0(tiny_locomo, minilm):
     assert out["stock"]["recall"] == 1.0  # five memories: mem0's top 20 returns every one above its floor
     assert out["stock"]["records_per_question"] > out["gated"]["records_per_question"]
     assert out["gated"]["records_per_question"] <= 2
-    # mem0's search has no name look-up, so the store-aware gate cannot open on "Which marathon
-    # did Ben run?" (Ben is in memory); the gate head alone reads it as general knowledge
-    # (p 0.009) and opens on "What is the name of Ana's cat?" only. Through recallwise's own
-    # store both open (test_bench_locomo).
-    assert out["gated"]["gate_open_rate"] == 0.5 and out["gated"]["recall"] == 0.5
+    # mem0's search has no name look-up, so the store-aware gate cannot help here: the gate head
+    # alone opens on both questions ("Which marathon did Ben run?" p 0.75 -- the first round's
+    # logistic head read it as general knowledge, p 0.009 -- and "What is the name of Ana's
+    # cat?" 0.998), as recallwise's own store does with the name look-up (test_bench_locomo)
+    assert out["gated"]["gate_open_rate"] == 1.0 and out["gated"]["recall"] == 1.0
     chat = out["chit_chat"]
     assert chat["messages"] % 5 == 0 and chat["messages"] > 0
     assert chat["gated_injected_rate"] < chat["stock_injected_rate"]
