@@ -83,14 +83,15 @@ def read_user_file(path: str | os.PathLike[str], what: str) -> str:
         raise UsageError(f"{path}: cannot read {what}: {exc}") from None
 
 
-def read_user_bytes(path: str | os.PathLike[str], expected: str) -> bytes:
-    """The bytes of the user's file ``path`` (bytes, where a digest of the file is kept too); a
-    missing, unreadable one, or a directory where ``expected`` (say "a file") should be, is a
-    :class:`UsageError` naming it. :func:`decode_user_text` makes the text of them."""
+def read_user_bytes(path: str | os.PathLike[str], expected: str, what: str = "file") -> bytes:
+    """The bytes of the user's file ``path`` (bytes, where a digest of the file is kept too, or
+    a binary format is parsed); a missing ``what``, an unreadable one, or a directory where
+    ``expected`` (say "a file") should be, is a :class:`UsageError` naming it.
+    :func:`decode_user_text` makes the text of them."""
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
+        raise UsageError(f"{path}: no such {what}") from None
     except IsADirectoryError:
         raise UsageError(f"{path}: is a directory, expected {expected}") from None
     except OSError as exc:

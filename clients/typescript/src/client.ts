@@ -204,8 +204,8 @@ export class RecallwiseClient {
     const body = {
       actor_id: actorId,
       message,
-      ...(request.sessionId !== undefined ? { session_id: request.sessionId } : {}),
-      ...(request.namespaces !== undefined ? { namespaces: request.namespaces } : {}),
+      session_id: request.sessionId,
+      namespaces: request.namespaces,
       ...(Object.keys(options).length ? { options } : {}),
     };
     try {
@@ -215,19 +215,13 @@ export class RecallwiseClient {
       if (out.errors.length) this.stats.serviceErrors += 1;
       return { ...out, failed: false };
     } catch (error) {
-      this.failOpen(error, "POST /v1/recall", "no memories this turn");
       return {
-        gated: false,
-        gate_open: null,
+        ...this.failOpen(error, "POST /v1/recall", "no memories this turn"),
         retrieved: false,
         follow_up: false,
-        context: "",
         context_tokens: 0,
         records: [],
         trace: { ...EMPTY_TRACE, notes: [] },
-        errors: [String((error as Error).message)],
-        error_kinds: [error instanceof RecallwiseError ? error.kind : "network"],
-        failed: true,
       };
     }
   }
@@ -255,11 +249,8 @@ export class RecallwiseClient {
       if (out.errors.length) this.stats.serviceErrors += 1;
       return { ...out, failed: false };
     } catch (error) {
-      this.failOpen(error, "POST /v1/judge", "every candidate kept");
       return {
-        gated: false,
-        gate_open: null,
-        context: "",
+        ...this.failOpen(error, "POST /v1/judge", "every candidate kept"),
         kept: candidates.map((_, i) => i),
         candidates: candidates.map((c, i) => ({
           index: i,
@@ -268,9 +259,6 @@ export class RecallwiseClient {
           score: c.score ?? 0,
           judge_p: null,
         })),
-        errors: [String((error as Error).message)],
-        error_kinds: [error instanceof RecallwiseError ? error.kind : "network"],
-        failed: true,
       };
     }
   }
@@ -284,8 +272,8 @@ export class RecallwiseClient {
     const body = {
       actor_id: actorId,
       messages,
-      ...(options.sessionId !== undefined ? { session_id: options.sessionId } : {}),
-      ...(options.extract !== undefined ? { extract: options.extract } : {}),
+      session_id: options.sessionId,
+      extract: options.extract,
     };
     return this.send<EventsOut>("POST", "/v1/events", body, options.signal);
   }
@@ -316,8 +304,8 @@ export class RecallwiseClient {
     const body = {
       actor_id: actorId,
       query,
-      ...(options.namespaces !== undefined ? { namespaces: options.namespaces } : {}),
-      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+      namespaces: options.namespaces,
+      limit: options.limit,
     };
     return this.send<SearchOut>("POST", "/v1/search", body, options.signal);
   }
@@ -390,7 +378,8 @@ export class RecallwiseClient {
     return this.send<GateRefitOut | JudgeRefitOut>("GET", `/v1/refit-preview/${head}`, undefined, signal);
   }
 
-  private failOpen(error: unknown, endpoint: string, fallback: string): void {
+  /** A call that failed, failing open: counted, warned of; returns the fields of every failed-open result. */
+  private failOpen(error: unknown, endpoint: string, fallback: string) {
     const failure =
       error instanceof RecallwiseError ? error : new RecallwiseError(endpoint, "network", String(error));
     this.stats.failedOpen += 1;
@@ -400,6 +389,14 @@ export class RecallwiseClient {
     } catch {
       // a throwing warning handler must not break the agent's turn either
     }
+    return {
+      gated: false,
+      gate_open: null,
+      context: "",
+      errors: [String((error as Error).message)],
+      error_kinds: [failure.kind],
+      failed: true as const,
+    };
   }
 
   private async send<T>(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<T> {
@@ -415,6 +412,7 @@ export class RecallwiseClient {
       response = await this.fetchImpl(this.baseUrl + path, {
         method,
         headers,
+        // JSON.stringify leaves out a key whose value is undefined: an option not given is not sent
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
       });

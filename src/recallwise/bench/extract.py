@@ -25,7 +25,8 @@ embedded as in real use) and the records are graded:
   extractor's share alone (``extract_p50_ms``).
 
 The graders are deliberately independent of the extractor's own rules (they share no code with
-:mod:`recallwise.extraction`), so a rule cannot grade itself.
+:mod:`recallwise.extraction`, only the plain word lists of :mod:`recallwise.english`), so a rule
+cannot grade itself.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..english import FUNCTION_WORDS, MODALS, MOODS
 from ..errors import UsageError
 from ..records import Event
 
@@ -154,28 +156,12 @@ def load_conversations(directory: str | Path) -> list[BenchConversation]:
 # ---- graders ------------------------------------------------------------------------------
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
-_STOP = frozenset(
+# the words that are no content of a fact or record: the function words but "still", and more pronouns,
+# quantifiers and particles
+_STOP = (FUNCTION_WORDS - {"still"}) | frozenset(
     [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "so",
         "if",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
         "by",
-        "for",
-        "with",
-        "from",
-        "about",
-        "as",
-        "into",
         "than",
         "then",
         "that",
@@ -183,41 +169,15 @@ _STOP = frozenset(
         "these",
         "those",
         "there",
-        "here",
         "it",
         "its",
         "it's",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
         "am",
         "'m",
-        "has",
-        "have",
-        "had",
         "having",
-        "do",
-        "does",
-        "did",
         "doing",
         "done",
-        "would",
-        "will",
-        "can",
-        "could",
-        "should",
         "shall",
-        "may",
-        "might",
-        "must",
-        "also",
-        "just",
-        "really",
-        "very",
         "quite",
         "i",
         "me",
@@ -232,19 +192,12 @@ _STOP = frozenset(
         "you",
         "your",
         "yours",
-        "they",
-        "them",
-        "their",
-        "theirs",
-        "themselves",
         "he",
         "him",
         "his",
         "she",
         "her",
         "hers",
-        "user",
-        "user's",
         "some",
         "any",
         "all",
@@ -267,7 +220,6 @@ _STOP = frozenset(
         "how",
         "where",
         "why",
-        "while",
         "out",
         "up",
         "off",
@@ -381,27 +333,7 @@ _SUBJECT_VERB = re.compile(
     r"\b(?:The user|They)\s+(?:(?:always|usually|often|never|also|still|just|really|sometimes|"
     r"mostly|generally|rarely|typically|normally|not)\s+)*([A-Za-z']+)"
 )
-_MODALS = frozenset(
-    [
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "must",
-        "might",
-        "may",
-        "shall",
-        "can't",
-        "cannot",
-        "couldn't",
-        "won't",
-        "wouldn't",
-        "shouldn't",
-        "mustn't",
-        "used",
-    ]
-)
+_MODALS = MODALS | frozenset(["cannot", "used"])
 
 
 @lru_cache(maxsize=65536)
@@ -469,43 +401,7 @@ def _third_person_form(word: str) -> bool:
     return word in getAllInflections(verbs[0], upos="VERB").get("VBZ", ())
 
 
-_MOODS = frozenset(
-    [
-        "excited",
-        "nervous",
-        "happy",
-        "glad",
-        "sure",
-        "thrilled",
-        "worried",
-        "curious",
-        "interested",
-        "tired",
-        "busy",
-        "okay",
-        "ok",
-        "fine",
-        "ready",
-        "grateful",
-        "thankful",
-        "sorry",
-        "confused",
-        "impressed",
-        "relieved",
-        "hopeful",
-        "afraid",
-        "scared",
-        "keen",
-        "eager",
-        "stoked",
-        "pumped",
-        "overwhelmed",
-        "stressed",
-        "bored",
-        "surprised",
-        "amazed",
-    ]
-)
+_MOODS = MOODS | frozenset(["ok", "afraid", "scared"])
 _ANAPHORA = frozenset(
     ["that", "those", "these", "this", "it", "them", "one", "ones", "some", "there", "so", "too"]
 )

@@ -25,18 +25,24 @@ if TYPE_CHECKING:
 
 __all__ = ["add_command", "emit_json", "fail", "main", "report"]
 
-# (group, module): each module under recallwise.cli is one command, named after the module
-# (``bench_store`` is ``bench store``), that defines ``add_arguments(parser)`` and ``run(args) -> int``
-# (see :func:`add_command`); a module that adds its own parsers (several commands, as ``serve`` and
-# ``tune`` do) defines ``register(subparsers)`` instead.
+# (group, module): each module under recallwise.cli is one command, named after the module less its
+# group (``bench_store`` is ``bench store``, ``tune_named_gate`` is ``tune named-gate``), that defines
+# ``add_arguments(parser)`` and ``run(args) -> int`` (see :func:`add_command`). What the commands of a
+# group share lives beside them (``tune``: the tune commands' flags and runs).
 COMMANDS: list[tuple[str | None, str]] = [
     (None, "demo"),
     (None, "search"),
     (None, "ingest"),
-    ("tune", "tune"),
+    ("tune", "tune_gate"),
+    ("tune", "tune_judge"),
+    ("tune", "tune_follow_up"),
+    ("tune", "tune_validator"),
+    ("tune", "tune_named_gate"),
+    ("tune", "tune_keep"),
     (None, "ask"),
     (None, "log"),
     (None, "serve"),
+    ("keys", "keys_new"),
     (None, "mcp"),
     ("bench", "bench_locomo"),
     ("bench", "bench_decisions"),
@@ -47,8 +53,11 @@ COMMANDS: list[tuple[str | None, str]] = [
     ("bench", "bench_inspector"),
     ("bench", "bench_extract"),
 ]
+# a group's help as a command's (see add_command): the line the top --help lists, then, after a blank
+# line, its own --help's description when that says more
 GROUPS = {
     "tune": "measure question wordings on labelled data and fit thresholds",
+    "keys": "make API keys for recallwise serve\n\nManage a recallwise serve keys file.",
     "bench": "benchmarks: decision quality, latency, store speed",
 }
 
@@ -138,19 +147,23 @@ def build_parser() -> argparse.ArgumentParser:
         target = top
         if group is not None:
             if group not in groups:
-                group_parser = top.add_parser(
-                    group, help=GROUPS.get(group, ""), description=GROUPS.get(group)
-                )
+                summary, description = _help(GROUPS[group])
+                group_parser = top.add_parser(group, help=summary, description=description or summary)
                 groups[group] = group_parser.add_subparsers(dest=f"{group}_command", metavar="COMMAND")
                 group_parser.set_defaults(func=_group_help(group_parser))
             target = groups[group]
         module = importlib.import_module(f"{__name__}.{module_name}")
-        if hasattr(module, "register"):
-            module.register(target)
-        else:
-            name = module_name.removeprefix(f"{group}_")
-            add_command(target, name, module.add_arguments, module.run)
+        name = module_name.removeprefix(f"{group}_").replace("_", "-")
+        add_command(target, name, module.add_arguments, module.run)
     return parser
+
+
+def _help(text: str) -> tuple[str, str | None]:
+    """A command's help: its first paragraph, the line its group's ``--help`` lists, and the rest,
+    the description its own ``--help`` shows (None when there is none); white space folded, as
+    argparse folds it when it prints them."""
+    summary, _, description = inspect.cleandoc(text).partition("\n\n")
+    return " ".join(summary.split()), " ".join(description.split()) or None
 
 
 def add_command(
@@ -165,10 +178,8 @@ def add_command(
     first paragraph is the line its group's ``--help`` lists, the rest the description its own
     ``--help`` shows (white space folded, as argparse folds it when it prints them).
     """
-    summary, _, description = inspect.cleandoc(add_arguments.__doc__ or "").partition("\n\n")
-    parser = subparsers.add_parser(
-        name, help=" ".join(summary.split()), description=" ".join(description.split()) or None
-    )
+    summary, description = _help(add_arguments.__doc__ or "")
+    parser = subparsers.add_parser(name, help=summary, description=description)
     add_arguments(parser)
     parser.set_defaults(func=run)
     return parser

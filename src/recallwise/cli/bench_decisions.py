@@ -6,20 +6,19 @@ import argparse
 from typing import Any
 
 from ..bench.decision_quality import load_sets, run_decision_quality
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "decisions",
-        help="gate open / closed rates, AUC, calibration, and the judge's right records kept, set by "
-        "set, on labelled turns",
-        description="Run every *.jsonl set of labelled turns in DIR through a real policy, each turn on "
-        "its own: the gate's open rate where memory is needed and closed rate where it is not, AUC, "
-        "ECE and a reliability table; for turns with records (stored for the turn's user), the right "
-        "records kept and records kept per request, and records per general turn after the gate.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """gate open / closed rates, AUC, calibration, and the judge's right records kept, set by set, on
+    labelled turns
+
+    Run every *.jsonl set of labelled turns in DIR through a real policy, each turn on its own: the
+    gate's open rate where memory is needed and closed rate where it is not, AUC, ECE and a reliability
+    table; for turns with records (stored for the turn's user), the right records kept and records kept
+    per request, and records per general turn after the gate.
+    """
     parser.add_argument(
         "--data",
         required=True,
@@ -29,7 +28,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_decider(parser)
     add_embedder(parser, "the stores and messages")
     add_json(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,11 +42,7 @@ def run(args: argparse.Namespace) -> int:
             progress=bar.update,
             on_set=bar.set_postfix_str,
         )
-    if args.json:
-        emit_json(result)
-        return 0
-    _print(result)
-    return 0
+    return report(args, result, _print)
 
 
 def _cell(value: Any) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import UsageError
 from ..extras import require_extra
 from . import progress_bar, report
-from .common import add_json, table
+from .common import add_json, flag_values, table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,12 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.inspector import bench_inspector
 
     with progress_bar(args, args.turns, desc="writing the log", unit="turn") as bar:
-        result = bench_inspector(
-            turns=args.turns,
-            repeats=args.repeats,
-            refit_labels=args.refit_labels,
-            progress=bar.update,
-        )
+        result = bench_inspector(**flag_values(args, "turns", "repeats", "refit_labels"), progress=bar.update)
     return report(args, result, _print_text)
 
 

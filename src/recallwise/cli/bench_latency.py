@@ -16,7 +16,15 @@ from ..extras import require_extra
 from ..policy.log import DecisionLog
 from ..stores import open_store
 from . import emit_json, progress_bar
-from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
+from .common import (
+    add_decider,
+    add_embedder,
+    add_json,
+    decider_from_args,
+    embedder_from_args,
+    flag_values,
+    table,
+)
 from .demo import add_via, memory_manager_runner
 
 KEYS = [
@@ -133,14 +141,10 @@ def run(args: argparse.Namespace) -> int:
             result = run_latency(
                 store,
                 decider,
-                records=args.records,
-                remote_store_ms=args.remote_store_ms,
-                concurrency=args.concurrency,
-                repeats=args.repeats,
+                **flag_values(args, "records", "remote_store_ms", "concurrency", "repeats", "log"),
                 on_stage=_stage_namer(bar),
                 rss_probe=lambda: serving_rss_mb(url, None if decider is None else args.decider, options),
                 via=via,
-                log=args.log,
             )
     finally:
         store.close()

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import UsageError
 from ..extras import EXTRA_MODULES, require_extra
 from . import progress_bar, report
-from .common import add_json
+from .common import add_json, flag_values
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,15 +40,8 @@ def run(args: argparse.Namespace) -> int:
     if args.write_every < 1:
         raise UsageError("--write-every must be at least 1")
     with progress_bar(args, args.sessions * args.turns, desc="turns", unit="turn") as bar:
-        result = bench_serve(
-            sessions=args.sessions,
-            turns=args.turns,
-            replicas=args.replicas,
-            store=args.store,
-            write_every=args.write_every,
-            max_batch=args.max_batch,
-            progress=bar.update,
-        )
+        flags = flag_values(args, "sessions", "turns", "replicas", "store", "write_every", "max_batch")
+        result = bench_serve(**flags, progress=bar.update)
     return report(args, result, _print_text)
 
 

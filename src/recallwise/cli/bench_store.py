@@ -12,7 +12,7 @@ import argparse
 
 from ..bench.store import DEFAULT_DIMENSION, bench_store
 from . import emit_json, progress_bar
-from .common import add_json
+from .common import add_json, flag_values
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,13 +72,7 @@ def run(args: argparse.Namespace) -> int:
             args.store,
             args.records,
             args.namespaces,
-            dimension=args.dimension,
-            queries=args.queries,
-            batch=args.batch,
-            ingest=args.ingest,
-            plan=args.plan,
-            seed=args.seed,
-            keep=args.keep,
+            **flag_values(args, "dimension", "queries", "batch", "ingest", "plan", "seed", "keep"),
             progress=progress,
         )
     if args.json:

@@ -76,6 +76,12 @@ def add_extractor(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def flag_values(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The values of the flags ``names`` (as ``args`` holds them), for the keywords they are named
+    after: a command passes its flags on by name, not one ``name=args.name`` line each."""
+    return {name: getattr(args, name) for name in names}
+
+
 def extractor_from_args(args: argparse.Namespace) -> Extractor:
     """The extractor ``--extractor`` names; ``--model`` and ``--base-url`` go to the model-backed ones."""
     options = {"model": args.model, "base_url": args.base_url} if args.extractor != "rules" else {}

@@ -1,15 +1,20 @@
-"""``recallwise serve`` (the HTTP service) and ``recallwise keys new`` (an API key for it)."""
+"""``recallwise serve``: the HTTP service (``recallwise keys new`` makes an API key for it)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import UsageError
 from ..extras import require_extra
 from ..stores.urls import redact_url
-from . import add_command, emit_json
-from .common import add_decider, add_embedder, add_json, add_store, service_settings
+from . import emit_json
+from .common import add_decider, add_embedder, add_json, add_store, flag_values, service_settings
+
+#: the flags that are the service's settings of the same name (its HTTP side, its /mcp mount), and its
+#: limits
+_SETTINGS = ("host", "port", "keys", "workers", "max_batch", "log", "log_content", "access_log")
+_SETTINGS_MCP = ("mcp_token_budget", "mcp_actor")
+_LIMITS = ("max_body_bytes", "max_message_chars", "max_extract_chars", "max_extract_memories")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,33 +104,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json(parser)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """``recallwise serve``, and ``recallwise keys new`` for the keys file it reads."""
-    add_command(subparsers, "serve", add_arguments, run)
-    keys = subparsers.add_parser(
-        "keys", help="make API keys for recallwise serve", description="Manage a recallwise serve keys file."
-    )
-    sub = keys.add_subparsers(dest="keys_command", metavar="COMMAND")
-    new = sub.add_parser(
-        "new",
-        help="make a key, add its digest to the keys file, print the key once",
-        description="Make a random API key for TENANT with SCOPES, add its SHA-256 to FILE (created "
-        "when missing; the key itself is stored nowhere) and print the key once.",
-    )
-    new.add_argument("--keys", required=True, metavar="FILE", help="the keys file (YAML, or JSON by suffix)")
-    new.add_argument("--tenant", required=True, help="the tenant the key acts for (letters, digits, _ or -)")
-    new.add_argument(
-        "--scopes",
-        default="recall,write",
-        help="comma-separated: recall, write, admin (forget users), operator (/metrics, every "
-        "tenant's figures) (default %(default)s)",
-    )
-    new.add_argument("--id", dest="label", help="a label for the key (default TENANT-N)")
-    add_json(new)
-    new.set_defaults(func=run_new_key)
-    keys.set_defaults(func=lambda args: (keys.print_help(sys.stderr), 2)[1])
-
-
 def _namespaces(values: list[str] | None) -> dict[str, str] | None:
     if not values:
         return None
@@ -144,23 +122,9 @@ def run(args: argparse.Namespace) -> int:
 
     settings = service_settings(
         args,
-        host=args.host,
-        port=args.port,
-        keys=args.keys,
-        workers=args.workers,
-        limits={
-            "max_body_bytes": args.max_body_bytes,
-            "max_message_chars": args.max_message_chars,
-            "max_extract_chars": args.max_extract_chars,
-            "max_extract_memories": args.max_extract_memories,
-        },
-        max_batch=args.max_batch,
+        **flag_values(args, *_SETTINGS, *_SETTINGS_MCP),
+        limits=flag_values(args, *_LIMITS),
         batch_embeddings=not args.no_batching,
-        log=args.log,
-        log_content=args.log_content,
-        access_log=args.access_log,
-        mcp_token_budget=args.mcp_token_budget,
-        mcp_actor=args.mcp_actor,
     )
     namespaces = _namespaces(args.namespace)
     if namespaces is not None:
@@ -178,20 +142,4 @@ def run(args: argparse.Namespace) -> int:
             )
 
     serve(settings, on_ready=ready)
-    return 0
-
-
-def run_new_key(args: argparse.Namespace) -> int:
-    from ..serve.auth import add_key
-
-    scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
-    key = add_key(args.keys, tenant=args.tenant, scopes=scopes, label=args.label)
-    if args.json:
-        emit_json({"key": key, "tenant": args.tenant, "scopes": scopes, "keys_file": args.keys})
-    else:
-        sys.stdout.write(key + "\n")
-        sys.stderr.write(
-            f"added a key for tenant {args.tenant!r} ({', '.join(scopes)}) to {args.keys}; "
-            "it is shown only now: keep it secret\n"
-        )
     return 0

@@ -1,9 +1,11 @@
-"""``recallwise tune gate`` and ``recallwise tune validator``: measure wordings, fit thresholds.
+"""What the ``recallwise tune`` commands share (each is a module of its own: ``tune_gate`` and so on):
+their flags, and running them.
 
-Both read labelled data (``builtin:seed`` or your own file), validate all of it before any
-decider call, ask every candidate wording about every item (one call per item), and print
-per-candidate separation, ranking and calibration figures. ``--report`` draws the picture,
-``--write-config`` saves the shipped wording's fitted thresholds for ``RecallPolicy``.
+Comparing wordings (``tune gate``, ``follow-up``, ``validator``) reads labelled data (``builtin:seed``
+or your own file), validates all of it before any decider call, asks every candidate wording about
+every item (one call per item), and prints per-candidate separation, ranking and calibration figures.
+``--report`` draws the picture, ``--write-config`` saves the shipped wording's fitted thresholds for
+``RecallPolicy``. Fitting a learned head (``tune gate --fit``, ``tune judge``) is :func:`run_fit`.
 """
 
 from __future__ import annotations
@@ -20,10 +22,8 @@ from ..tuning import (
     TuneResult,
     default_candidates,
     load_candidates,
-    load_cases,
     load_labels,
     tune_gate,
-    tune_validator,
 )
 from ..tuning.candidates import Role, WordingCandidate
 from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
@@ -35,137 +35,9 @@ if TYPE_CHECKING:
     from ..serve.refit import HeadName
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    gate = _labelled_messages(
-        subparsers,
-        "gate",
-        "gate",
-        help="compare gate wordings on labelled utterances and fit the gate threshold; or fit a "
-        "learned gate head (--fit / --from-log)",
-        description="Ask every candidate gate wording about every labelled utterance (one decider "
-        "call per utterance) and report separation, ranking and calibration per wording. With --fit "
-        "or --from-log: fit and calibrate a learned gate head on labelled turns instead, and report "
-        "the gate before and after it.",
-        labels="true = answering needs a stored personal fact; builtin:seed and builtin:heldout are "
-        "shipped sets; with --from-log, the labels of logged decisions",
-    )
-    _head_flags(gate, "gate")
-
-    judge = subparsers.add_parser(
-        "judge",
-        help="fit a learned judge head on turns with labelled records (--fit / --from-log)",
-        description="Fit and calibrate the embedded decider's judge head on labelled turns (each "
-        "turn's records searched as the policy searches them) and report the judge before and after "
-        "it: separation, calibration, the right records kept and records kept per request. "
-        "(`tune validator` compares judge wordings.)",
-    )
-    judge.add_argument(
-        "--labels",
-        metavar="LABELS.jsonl",
-        help="with --from-log: the labels of logged decisions (GET /v1/labels, `recallwise log --labels`; "
-        "default: none)",
-    )
-    _head_flags(judge, "judge")
-    add_embedder(judge, "the embedded decider")
-    add_json(judge)
-    judge.set_defaults(func=run_fit, role="judge")
-    _labelled_messages(
-        subparsers,
-        "follow-up",
-        "follow_up",
-        help="compare follow-up wordings on labelled messages and fit the follow-up threshold",
-        description="Ask every candidate wording of the follow-up question (does this message carry "
-        "on the previous request: 'continue', 'what about tomorrow?') about every labelled message, "
-        "one decider call per message, and report separation, ranking and calibration per wording.",
-        labels="true = carries on the previous request; builtin:dev and builtin:heldout are shipped sets",
-    )
-
-    validator = subparsers.add_parser(
-        "validator",
-        help="compare judge wordings on queries with relevant/irrelevant records",
-        description="Ask every candidate judge wording about every record of each query (one call "
-        "per query) and report pooled separation and per-query ranking per wording.",
-    )
-    validator.add_argument(
-        "--cases",
-        required=True,
-        metavar="FILE.json|builtin:NAME",
-        help='{"records": {key: text}, "cases": [{"query", "relevant": [keys], "irrelevant": [keys]}]}; '
-        "builtin:seed, builtin:dev and builtin:heldout are shipped sets",
-    )
-    _common(validator, "judge")
-    validator.set_defaults(func=run_validator)
-
-    named = subparsers.add_parser(
-        "named-gate",
-        help="fit the store-aware gate on LoCoMo's dev split",
-        description="Fit how far below its threshold the gate may open when the message names "
-        "something the actor's memory mentions: LoCoMo dev questions against their conversations' "
-        "stores, non-memory messages against every store; chosen by balanced accuracy.",
-    )
-    named.add_argument(
-        "--locomo",
-        required=True,
-        metavar="DIR",
-        help="LoCoMo data directory (README: where LoCoMo comes from)",
-    )
-    named.add_argument(
-        "--split",
-        default="dev",
-        help="the split to fit on (default %(default)s; dev only: test is for reporting)",
-    )
-    named.add_argument(
-        "--negatives",
-        metavar="FILE.jsonl",
-        help="gate labels whose false rows are the non-memory messages (default: the shipped bank)",
-    )
-    _decider_flags(named, "the embedded decider (and the LoCoMo stores)")
-    _write_config_flag(named, "the fitted threshold")
-    named.set_defaults(func=run_named_gate)
-
-    keep = subparsers.add_parser(
-        "keep",
-        help="fit what the gated arm searches and keeps (depth, conversation re-scoring, keep budget) "
-        "on LoCoMo's dev split",
-        description="Run LoCoMo dev questions through the embedded policy at several search depths, then "
-        "choose the conversation re-scoring weights by evidence recall at --max-records records and the "
-        "adaptive keep budget (the fewest records for that recall); prints the fit beside what ships.",
-    )
-    keep.add_argument(
-        "--locomo",
-        required=True,
-        metavar="DIR",
-        help="LoCoMo data directory (README: where LoCoMo comes from)",
-    )
-    keep.add_argument(
-        "--split",
-        default="dev",
-        help="the split to fit on (default %(default)s; dev only: test is for reporting)",
-    )
-    keep.add_argument(
-        "--depths",
-        default=",".join(str(d) for d in _depth_grid()),
-        metavar="N,N,...",
-        help="search depths (records per namespace) to try (default %(default)s)",
-    )
-    keep.add_argument(
-        "--max-records", type=int, default=5, help="most records kept per question (default %(default)s)"
-    )
-    keep.add_argument(
-        "--recall-tolerance",
-        type=float,
-        default=0.0,
-        help="evidence recall the budget may give up for fewer records (default %(default)s)",
-    )
-    add_json(keep)
-    keep.set_defaults(func=run_keep)
-
-
-def _labelled_messages(
-    subparsers: argparse._SubParsersAction, name: str, role: Role, *, help: str, description: str, labels: str
-) -> argparse.ArgumentParser:
-    """A ``tune`` command asking one yes/no question about labelled messages (gate, follow-up)."""
-    parser = subparsers.add_parser(name, help=help, description=description)
+def add_labels(parser: argparse.ArgumentParser, role: Role, labels: str) -> None:
+    """The flags of a ``tune`` command asking one yes/no question about labelled messages (gate,
+    follow-up): --labels, whose rows ``labels`` describes, and the wording flags."""
     parser.add_argument(
         "--labels",
         required=role != "gate",
@@ -175,12 +47,10 @@ def _labelled_messages(
         + ")"
         + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else ""),
     )
-    _common(parser, role)
-    parser.set_defaults(func=run_gate)
-    return parser
+    add_wording_flags(parser, role)
 
 
-def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
+def add_head_flags(parser: argparse.ArgumentParser, role: str) -> None:
     """The flags of fitting a learned head (``tune gate`` and ``tune judge``)."""
     pattern = f"{role}-*.jsonl"
     parser.add_argument(
@@ -239,11 +109,11 @@ def _head_flags(parser: argparse.ArgumentParser, role: str) -> None:
         )
 
 
-def _fit_mode(args: argparse.Namespace) -> bool:
+def fit_mode(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "fit", None) or getattr(args, "from_log", None))
 
 
-def _decider_flags(parser: argparse.ArgumentParser, embedder_for: str) -> None:
+def add_decider_flags(parser: argparse.ArgumentParser, embedder_for: str) -> None:
     """--decider and --url, --embedder as the embedded decider's model (tune has no store), and
     --json: the flags of every tune command that asks a decider."""
     add_decider(parser)
@@ -252,7 +122,7 @@ def _decider_flags(parser: argparse.ArgumentParser, embedder_for: str) -> None:
     parser.set_defaults(embedder_for_decider=True)
 
 
-def _write_config_flag(parser: argparse.ArgumentParser, saved: str, more: str = "") -> None:
+def add_write_config(parser: argparse.ArgumentParser, saved: str, more: str = "") -> None:
     """--write-config: where the fitted threshold(s) for this decider are saved (merged)."""
     parser.add_argument(
         "--write-config",
@@ -261,19 +131,35 @@ def _write_config_flag(parser: argparse.ArgumentParser, saved: str, more: str = 
     )
 
 
-def _common(parser: argparse.ArgumentParser, role: Role) -> None:
+def add_locomo(parser: argparse.ArgumentParser) -> None:
+    """--locomo and --split: the LoCoMo data a command fits on (``tune named-gate``, ``tune keep``)."""
+    parser.add_argument(
+        "--locomo",
+        required=True,
+        metavar="DIR",
+        help="LoCoMo data directory (README: where LoCoMo comes from)",
+    )
+    parser.add_argument(
+        "--split",
+        default="dev",
+        help="the split to fit on (default %(default)s; dev only: test is for reporting)",
+    )
+
+
+def add_wording_flags(parser: argparse.ArgumentParser, role: Role) -> None:
+    """The flags of comparing wordings: --candidates, the decider's, --report and --write-config."""
     parser.add_argument(
         "--candidates",
         metavar="FILE",
         help="YAML or JSON file of named questions (default: the shipped wording and contrasting ones)",
     )
-    _decider_flags(parser, "the embedded decider")
+    add_decider_flags(parser, "the embedded decider")
     parser.add_argument(
         "--report",
         metavar="OUT.html",
         help="write a self-contained HTML report with charts (default: no report)",
     )
-    _write_config_flag(
+    add_write_config(
         parser, "the shipped wording's fitted threshold(s)", "; with --fit, name the written head in PATH"
     )
     parser.set_defaults(role=role)
@@ -289,7 +175,7 @@ def _candidates(args: argparse.Namespace) -> tuple[list[WordingCandidate], str]:
     return candidates, candidates[0].name
 
 
-def _prepare(args: argparse.Namespace) -> tuple[list[WordingCandidate], str, Decider]:
+def prepare(args: argparse.Namespace) -> tuple[list[WordingCandidate], str, Decider]:
     """Everything that can be checked before the first decider call."""
     candidates, default = _candidates(args)
     data = getattr(args, "labels", None) or getattr(args, "cases", None)
@@ -316,9 +202,9 @@ def _prepare(args: argparse.Namespace) -> tuple[list[WordingCandidate], str, Dec
     return candidates, default, decider
 
 
-def run_gate(args: argparse.Namespace) -> int:
+def run_labelled(args: argparse.Namespace) -> int:
     """``tune gate`` and ``tune follow-up``: one yes/no question over labelled messages."""
-    if args.role == "gate" and _fit_mode(args):
+    if args.role == "gate" and fit_mode(args):
         return run_fit(args)
     if args.role == "gate":
         if getattr(args, "calibrate", None) or getattr(args, "write_head", None):
@@ -326,169 +212,10 @@ def run_gate(args: argparse.Namespace) -> int:
         if not args.labels:
             raise UsageError("tune gate needs --labels FILE (compare wordings) or --fit DATA (fit a head)")
     labels = load_labels(args.labels, FOLLOW_UP_FILE if args.role == "follow_up" else GATE_FILE)
-    candidates, default, decider = _prepare(args)
+    candidates, default, decider = prepare(args)
     with progress_bar(args, labels.n, unit="utterance", desc="asking") as bar:
         result = tune_gate(decider, labels, candidates, default=default, progress=bar.update, role=args.role)
-    return _finish(args, result, decider)
-
-
-def run_validator(args: argparse.Namespace) -> int:
-    cases = load_cases(args.cases)
-    candidates, default, decider = _prepare(args)
-    with progress_bar(args, len(cases.cases), unit="query", desc="asking") as bar:
-        result = tune_validator(decider, cases, candidates, default=default, progress=bar.update)
-    return _finish(args, result, decider)
-
-
-def _depth_grid() -> tuple[int, ...]:
-    from ..tuning.locomo_rank import DEPTH_GRID
-
-    return DEPTH_GRID
-
-
-def run_keep(args: argparse.Namespace) -> int:
-    from ..datasets.locomo import SPLITS
-    from ..policy.budget import ADAPTIVE_BUDGET, GATED_TOP_K
-    from ..policy.conversation import CONVERSATION_WEIGHTS
-    from ..tuning.locomo_rank import fit_depths, judge_split
-
-    if args.split != "dev":
-        raise UsageError(f"--split {args.split}: what the gated arm keeps is fitted on dev only")
-    try:
-        depths = sorted({int(d) for d in args.depths.split(",") if d.strip()})
-    except ValueError:
-        raise UsageError(
-            f"--depths {args.depths!r}: expected numbers separated by commas, e.g. 10,30"
-        ) from None
-    if not depths or depths[0] < 1:
-        raise UsageError(f"--depths {args.depths!r}: every depth must be at least 1")
-    if args.max_records < 1:
-        raise UsageError("--max-records must be at least 1")
-    if args.recall_tolerance < 0:
-        raise UsageError("--recall-tolerance must be >= 0")
-    with progress_bar(
-        args, len(SPLITS[args.split]) * len(depths), unit="conversation x depth", desc="asking"
-    ) as bar:
-        judged, thresholds = judge_split(args.locomo, args.split, depths=depths, progress=bar.update)
-    result = fit_depths(judged, thresholds=thresholds, cap=args.max_records, tolerance=args.recall_tolerance)
-    result["shipped"] = {
-        "gated_top_k": GATED_TOP_K["embedded"],
-        "centre_log_odds": CONVERSATION_WEIGHTS.centre,
-        "session": CONVERSATION_WEIGHTS.session,
-        "budget": {
-            "delta": ADAPTIVE_BUDGET.delta,
-            "min_records": ADAPTIVE_BUDGET.min_records,
-            "max_records": ADAPTIVE_BUDGET.max_records,
-        },
-    }
-    if args.json:
-        emit_json(result)
-        return 0
-    chosen = result["chosen"]
-    print(
-        f"tune keep: LoCoMo {args.split}, {chosen['questions']} questions, at most {args.max_records} "
-        f"records per question (judge thresholds {thresholds.absolute:g} / {thresholds.relative})"
-    )
-    rows = [
-        (
-            depth,
-            f"{f['judge_alone_at_cap']:.4f}",
-            f"{f['rescored_at_cap']:.4f}",
-            f"{f['with_budget']:.4f}",
-            f"{f['records_per_question']:.3f}",
-            "-" if f["held_out_by_conversation"] is None else f"{f['held_out_by_conversation']:.4f}",
-        )
-        for depth, f in result["by_depth"].items()
-    ]
-    print(
-        table(
-            rows,
-            ["depth", "judge alone", "re-scored", "+ budget", "records / q", "held out by conversation"],
-        )
-    )
-    b = chosen["budget"]
-    print(
-        f"\nchosen: gated_top_k {result['gated_top_k']}, centre {chosen['centre_cosine']:g} "
-        f"(x judge scale = {chosen['centre_log_odds']:g} log-odds), session {chosen['session']:g}, "
-        f"budget delta {b['delta']:g}, {b['min_records']}-{b['max_records']} records"
-    )
-    ship = result["shipped"]
-    sb = ship["budget"]
-    print(
-        f"shipped: gated_top_k {ship['gated_top_k']}, centre {ship['centre_log_odds']:g} log-odds, "
-        f"session {ship['session']:g}, budget delta {sb['delta']:g}, "
-        f"{sb['min_records']}-{sb['max_records']} records"
-    )
-    return 0
-
-
-def run_named_gate(args: argparse.Namespace) -> int:
-    from ..datasets.locomo import SPLITS
-    from ..tuning.named_gate import fit_named_gate, load_negatives
-
-    if args.split != "dev":
-        raise UsageError(f"--split {args.split}: the store-aware gate is fitted on dev only")
-    if args.write_config:
-        if Path(args.write_config).is_dir():
-            raise UsageError(f"--write-config {args.write_config}: is a directory, expected a file path")
-        if Path(args.write_config).exists():
-            read_config(args.write_config)
-    load_negatives(args.negatives)  # a bad file stops us before the models load
-    decider = decider_from_args(args)
-    if decider is None:
-        raise UsageError("tuning needs a decider; 'none' is the ungated stock behaviour")
-    with progress_bar(args, len(SPLITS[args.split]), unit="conversation", desc="asking") as bar:
-        fit = fit_named_gate(
-            args.locomo,
-            decider,
-            split=args.split,
-            negatives_path=args.negatives,
-            embedder=embedder_from_args(args),
-            progress=bar.update,
-        )
-    note = ""
-    if args.write_config:
-        data = f"LoCoMo {args.split} + {fit.negatives_source}"
-        write_config(args.write_config, fit.backend, {"gate_named": fit.fitted(data)})
-        note = f"config: {args.write_config} ({fit.backend}: gate_named = {fit.named_threshold:g})"
-    if args.json:
-        emit_json(fit.as_dict())
-        if note:
-            sys.stderr.write(note + "\n")
-        return 0
-    print(
-        f"tune named-gate: {fit.backend} on LoCoMo {fit.split} ({fit.positives} questions) and "
-        f"{fit.negatives_source} ({fit.negatives} non-memory message x store pairs)"
-    )
-    print(
-        table(
-            [
-                ("opens on memory questions", fit.open_rate["message_only"], fit.open_rate["with_store"]),
-                (
-                    "closes on non-memory messages",
-                    fit.non_memory_closed_rate["message_only"],
-                    fit.non_memory_closed_rate["with_store"],
-                ),
-                (
-                    "balanced accuracy",
-                    fit.balanced_accuracy["message_only"],
-                    fit.balanced_accuracy["with_store"],
-                ),
-            ],
-            [
-                "",
-                f"message only (t {fit.gate_threshold:g})",
-                f"+ names in memory (t {fit.named_threshold:g})",
-            ],
-        )
-    )
-    print(
-        f"name-like words found in memory: {fit.positives_named:.1%} of questions, "
-        f"{fit.negatives_named:.1%} of non-memory pairs"
-    )
-    if note:
-        print(note)
-    return 0
+    return finish(args, result, decider)
 
 
 def _fitted(result: TuneResult) -> dict[str, FittedThreshold]:
@@ -520,7 +247,7 @@ def _fitted(result: TuneResult) -> dict[str, FittedThreshold]:
     return out
 
 
-def _finish(args: argparse.Namespace, result: TuneResult, decider: Decider) -> int:
+def finish(args: argparse.Namespace, result: TuneResult, decider: Decider) -> int:
     # Errors go to stderr, before anything else: a run in which every call failed says why first
     # and exits 1 (no table of dashes, no report, no config).
     if all(c.errors >= len(c.scores) for c in result.candidates):
@@ -719,7 +446,7 @@ def run_fit(args: argparse.Namespace) -> int:
     from ..tuning.labelled import read_labelled_sources
 
     role: HeadName = args.role
-    if not _fit_mode(args):
+    if not fit_mode(args):
         raise UsageError(
             f"tune {role} needs --fit DATA (labelled turns) or --from-log LOG.db --labels LABELS"
         )

@@ -37,6 +37,7 @@ __all__ = [
     "Reply",
     "as_decider",
     "ask",
+    "call_if_present",
     "truncate_state",
 ]
 
@@ -230,14 +231,10 @@ class _ForeignDecider(BaseDecider):
         return Reply(self.inner.ask(state, wire))
 
     def warm_up(self, questions: Mapping[str, Question] | None = None) -> None:
-        warm = getattr(self.inner, "warm_up", None)
-        if callable(warm):
-            warm(questions)
+        call_if_present(self.inner, "warm_up", questions)
 
     def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
+        call_if_present(self.inner, "close")
 
     def __repr__(self) -> str:
         return f"as_decider({self.inner!r})"
@@ -268,3 +265,11 @@ def ask(
 def check_request(state: Any, questions: Mapping[str, Any]) -> dict[str, Question]:
     """Validate a request (used by backends and the CLI before any network call)."""
     return validate_request(state, questions)
+
+
+def call_if_present(target: Any, method: str, *args: Any) -> None:
+    """``target.method(*args)`` when ``target`` has such a method: a wrapped object (a user's
+    decider, a client of another library) need not have every optional one."""
+    call = getattr(target, method, None)
+    if callable(call):
+        call(*args)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Literal
@@ -318,13 +318,7 @@ class EmbeddedDecider(BaseDecider):
         """Multilingual vectors of messages and records (LRU-cached: records recur across turns)."""
         ml = self.multilingual_decider()
         assert ml is not None
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._ml_vectors]
-        if missing:
-            vectors = ml.embedder.embed(missing)
-            with self._lock:
-                for text, vector in zip(missing, vectors, strict=True):
-                    self._ml_vectors[text] = vector
+        self._embed_missing(self._ml_vectors, ml.embedder, texts)
         out = []
         with self._lock:
             for text in texts:
@@ -382,16 +376,24 @@ class EmbeddedDecider(BaseDecider):
                 for text, vector in zip(texts.tolist(), vectors.astype(np.float32), strict=True):
                     self._cache.setdefault(str(text), vector)
 
+    def _embed_missing(
+        self, cache: MutableMapping[str, np.ndarray], embedder: Embedder, texts: Sequence[str]
+    ) -> None:
+        """Embed the ``texts`` ``cache`` lacks, in one batch, and add them to it (the lock is not
+        held while the model runs: concurrent turns embed their own texts meanwhile)."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            vectors = embedder.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    cache[text] = vector
+
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of question texts, cached for the life of the decider."""
         if not self._shipped_loaded:
             self._load_shipped_vectors()
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            vectors = self.embedder.embed(missing)
-            with self._lock:
-                for text, vector in zip(missing, vectors, strict=True):
-                    self._cache[text] = vector
+        self._embed_missing(self._cache, self.embedder, texts)
         if not texts:
             return np.zeros((0, self.embedder.dimension), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])

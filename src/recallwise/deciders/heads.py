@@ -26,6 +26,7 @@ new ones.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Mapping
@@ -38,6 +39,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import UsageError
+from ..text import read_user_bytes
 
 __all__ = [
     "GATE_FEATURES",
@@ -229,15 +231,8 @@ def read_head(
 ) -> Head:
     """Read a head file; a missing, malformed or wrong-role file is a :class:`UsageError` naming it."""
     where = str(path)
-    try:
-        with Path(path).open("rb") as handle:
-            return _parse(handle, where, role, origin or where)
-    except FileNotFoundError:
-        raise UsageError(f"{where}: no such head file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{where}: is a directory, expected a head file (.npz)") from None
-    except OSError as exc:
-        raise UsageError(f"{where}: cannot read head file: {exc.strerror or exc}") from None
+    data = read_user_bytes(path, "a head file (.npz)", "head file")
+    return _parse(io.BytesIO(data), where, role, origin or where)
 
 
 def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:

@@ -16,18 +16,19 @@ request is billed, only requests that never reached the server are retried.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import Any, Unpack
 
 from ..errors import UsageError
 from ..http import finite_number
-from .systemone import SystemOneDecider
+from .systemone import SystemOneDecider, SystemOneKeywords
 
 __all__ = ["OpenRouterDecider"]
 
 DEFAULT_URL = "https://openrouter.ai/api/alpha/decisions"
 DEFAULT_MODEL = "~typesafe/jev-latest"
+#: the keywords' defaults where they are not a systemone server's: a billed service farther away is
+#: waited for longer, and its model reads a larger state
+DEFAULTS = SystemOneKeywords(timeout=15.0, connect_timeout=3.0, max_state_chars=32_000)
 
 
 class OpenRouterDecider(SystemOneDecider):
@@ -42,30 +43,8 @@ class OpenRouterDecider(SystemOneDecider):
     default_url = DEFAULT_URL
     retry_disconnects = False  # a request the server may have answered has been billed
 
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        api_key: str | None = None,
-        model: str | None = None,
-        timeout: float = 15.0,
-        connect_timeout: float = 3.0,
-        retries: int = 2,
-        pool_size: int = 8,
-        max_state_chars: int | None = 32_000,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        super().__init__(
-            url,
-            api_key=api_key,
-            model=model,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            retries=retries,
-            pool_size=pool_size,
-            max_state_chars=max_state_chars,
-            transport=transport,
-        )
+    def __init__(self, url: str | None = None, **options: Unpack[SystemOneKeywords]) -> None:
+        super().__init__(url, **(DEFAULTS | options))
         if not self.api_key:
             raise UsageError("the openrouter decider needs an API key: set OPENROUTER_API_KEY")
 

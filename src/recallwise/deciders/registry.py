@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -80,7 +81,7 @@ def lazy_factory(module: str, class_name: str, *, takes_url: bool = True) -> Cal
             raise UsageError(f"the {name} decider runs in-process and takes no --url")
         if not takes_url:
             options.pop("url", None)
-        accepted = [p for p in inspect.signature(cls).parameters if p != "self"]
+        accepted = keywords(cls)
         unknown = sorted(set(options) - set(accepted))
         if unknown:
             raise UsageError(
@@ -90,3 +91,16 @@ def lazy_factory(module: str, class_name: str, *, takes_url: bool = True) -> Cal
         return decider
 
     return factory
+
+
+def keywords(cls: type) -> list[str]:
+    """The keywords ``cls(...)`` takes: its parameters, with a ``**options: Unpack[SomeKeywords]``
+    spelled out as the keys of that TypedDict."""
+    names: list[str] = []
+    for name, parameter in inspect.signature(cls).parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            (typed,) = typing.get_args(typing.get_type_hints(cls.__init__)[name])  # type: ignore[misc]
+            names.extend(typed.__annotations__)
+        elif name != "self":
+            names.append(name)
+    return names

@@ -36,7 +36,7 @@ from urllib.parse import parse_qs, urlparse
 from ..errors import DeciderBadResponse, DeciderError, DeciderTimeout, DeciderUnavailable, UsageError
 from ..extras import require_extra
 from ..http import backend_error, error_from_body, parse_json
-from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .base import BaseDecider, Capabilities, DecisionHints, Reply, call_if_present
 from .questions import Answer, Question
 from .wire import answers_from_body, systemone_request
 
@@ -257,9 +257,7 @@ class SageMakerDecider(BaseDecider):
         return Reply(self._decode(questions, self._invoke(json.dumps(payload).encode("utf-8"))))
 
     def close(self) -> None:
-        close = getattr(self._client, "close", None)
-        if callable(close):
-            close()
+        call_if_present(self._client, "close")
 
     def __repr__(self) -> str:
         return f"SageMakerDecider({self.endpoint_name!r}, region={self.region!r})"

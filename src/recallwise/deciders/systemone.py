@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -31,9 +31,24 @@ from .base import BaseDecider, Capabilities, DecisionHints, Reply
 from .questions import Question
 from .wire import answers_from_body, systemone_request
 
-__all__ = ["SystemOneDecider"]
+__all__ = ["SystemOneDecider", "SystemOneKeywords"]
 
 DEFAULT_MAX_STATE_CHARS = 16_000
+
+
+class SystemOneKeywords(TypedDict, total=False):
+    """The keywords of :class:`SystemOneDecider` after ``url``: the ``**options`` of a decider on
+    another service of the same shape (:class:`~recallwise.deciders.openrouter.OpenRouterDecider`),
+    which sets its own defaults."""
+
+    api_key: str | None
+    model: str | None
+    timeout: float
+    connect_timeout: float
+    retries: int
+    pool_size: int
+    max_state_chars: int | None
+    transport: httpx.BaseTransport | None
 
 
 class SystemOneDecider(BaseDecider):

@@ -39,11 +39,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..english import FUNCTION_WORDS
 from ..records import MemoryRecord, resolve_namespace
 from ..stores.base import MemoryStore
 from ..stores.ranking import embed_missing
 from .base import DEFAULT_STRATEGIES, PREFERENCE, SEMANTIC, ExtractedMemory, Strategy, preference_blob
-from .words import FUNCTION_WORDS
 
 __all__ = ["DUPLICATE_COSINE", "ConsolidationResult", "consolidate"]
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..english import FUNCTION_WORDS, MOODS
 from .clauses import Clause
 from .person import Statement, clean
-from .words import FUNCTION_WORDS
 
 __all__ = ["Verdict", "is_preference", "judge"]
 
@@ -92,40 +92,6 @@ _OF_THE_MOMENT = re.compile(
 # a mood becomes a lasting fact only with what it is about: "afraid of heights", "nervous around dogs"
 _STATE_WITH_OBJECT = re.compile(
     r"\b(?:of|about|around|when|by|with)\s+(?!(?:that|it|this|those|these|them)\b)\w", re.I
-)
-_MOODS = frozenset(
-    [
-        "excited",
-        "nervous",
-        "happy",
-        "glad",
-        "sure",
-        "thrilled",
-        "worried",
-        "curious",
-        "interested",
-        "tired",
-        "busy",
-        "okay",
-        "fine",
-        "ready",
-        "grateful",
-        "thankful",
-        "sorry",
-        "confused",
-        "impressed",
-        "relieved",
-        "hopeful",
-        "keen",
-        "eager",
-        "stoked",
-        "pumped",
-        "overwhelmed",
-        "stressed",
-        "bored",
-        "surprised",
-        "amazed",
-    ]
 )
 _NOW = re.compile(
     r"\b(?:today|tonight|right now|at the moment|this morning|this afternoon|this evening|yesterday|"
@@ -207,7 +173,7 @@ def judge(clause: Clause, statement: Statement | None) -> Verdict:
     # "loves it here", "hasn't done it in a while": a verb and a pointer into the conversation
     if not content or (pointing and len(content) < 2 and statement.subject == "The user"):
         return Verdict(False, "says nothing alone")
-    if all(w in _MOODS for w in content) and not _STATE_WITH_OBJECT.search(text):
+    if all(w in MOODS for w in content) and not _STATE_WITH_OBJECT.search(text):
         return Verdict(False, "of the moment")
     if not any(len(w) >= 3 or any(c.isdigit() for c in w) for w in content):
         return Verdict(False, "says nothing alone")

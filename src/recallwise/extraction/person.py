@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..english import MODALS
 from .clauses import strip_discourse
 
 __all__ = ["Statement", "is_base_verb", "rewrite", "swap_pronouns", "third_singular"]
@@ -78,32 +79,8 @@ _AUXILIARIES = {
     "don't": "doesn't",
     "'ll": "will",
 }
-_MODALS = frozenset(
-    [
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "must",
-        "might",
-        "may",
-        "shall",
-        "ought",
-        "can't",
-        "couldn't",
-        "won't",
-        "wouldn't",
-        "shouldn't",
-        "mustn't",
-        "mightn't",
-        "needn't",
-        "had",
-        "hadn't",
-        "did",
-        "didn't",
-    ]
-)
+# and the verbs the third person keeps as they are, as a modal (third_singular): "the user had", "did not"
+_MODALS = MODALS | frozenset(["ought", "mightn't", "needn't", "had", "hadn't", "did", "didn't"])
 _ADVERBS = frozenset(
     [
         "always",

@@ -132,41 +132,19 @@ class GatedMemoryService(BaseMemoryService, FrameworkGate):
         self.last_recall = recall
         return SearchMemoryResponse(memories=kept_in_order(recall, ask.found))
 
-    # ---- everything else: the inner service's ---------------------------------------------
+    # ---- everything else: the inner service's, called as the caller called it (BaseMemoryService
+    # defines these, so __getattr__ would not reach them)
     async def add_session_to_memory(self, session: Any) -> None:
         await self.inner.add_session_to_memory(session)
 
-    async def add_events_to_memory(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        events: Sequence[Any],
-        session_id: str | None = None,
-        custom_metadata: Mapping[str, object] | None = None,
-    ) -> None:
-        await self.inner.add_events_to_memory(
-            app_name=app_name,
-            user_id=user_id,
-            events=events,
-            session_id=session_id,
-            custom_metadata=custom_metadata,
-        )
+    async def add_events_to_memory(self, *args: Any, **kwargs: Any) -> None:
+        await self.inner.add_events_to_memory(*args, **kwargs)
 
-    async def add_memory(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        memories: Sequence[MemoryEntry],
-        custom_metadata: Mapping[str, object] | None = None,
-    ) -> None:
-        await self.inner.add_memory(
-            app_name=app_name, user_id=user_id, memories=memories, custom_metadata=custom_metadata
-        )
+    async def add_memory(self, *args: Any, **kwargs: Any) -> None:
+        await self.inner.add_memory(*args, **kwargs)
 
-    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
-        await self.inner.delete_memory(app_name=app_name, user_id=user_id, memory_id=memory_id)
+    async def delete_memory(self, *args: Any, **kwargs: Any) -> None:
+        await self.inner.delete_memory(*args, **kwargs)
 
 
 class _ServiceSearcher:

@@ -177,14 +177,7 @@ def default_candidates(role: Role) -> list[WordingCandidate]:
                 follow_up_question(),
                 "the shipped follow-up question: instructions, true/false criteria and labelled examples",
             ),
-            WordingCandidate(
-                "plain", Question("noul", FOLLOW_UP_INSTRUCTIONS), "the shipped instructions alone"
-            ),
-            WordingCandidate(
-                "criteria",
-                Question("noul", FOLLOW_UP_INSTRUCTIONS, FOLLOW_UP_CRITERIA),
-                "the shipped instructions and criteria, no examples",
-            ),
+            *_taken_apart(FOLLOW_UP_INSTRUCTIONS, FOLLOW_UP_CRITERIA),
         ]
     if role == "gate":
         return [
@@ -193,40 +186,48 @@ def default_candidates(role: Role) -> list[WordingCandidate]:
                 gate_question(),
                 "the shipped gate question: instructions, true/false criteria and labelled examples",
             ),
-            WordingCandidate("plain", Question("noul", GATE_INSTRUCTIONS), "the shipped instructions alone"),
-            WordingCandidate(
-                "criteria",
-                Question("noul", GATE_INSTRUCTIONS, GATE_CRITERIA),
-                "the shipped instructions and criteria, no examples",
-            ),
-            WordingCandidate(
-                "inverted",
+            *_taken_apart(GATE_INSTRUCTIONS, GATE_CRITERIA),
+            *_contrasts(
                 Question("noul", _GATE_INVERTED, _GATE_INVERTED_CRITERIA),
-                "the opposite question (answerable without the user?), flipped",
-                inverted=True,
-            ),
-            WordingCandidate(
-                "graded",
+                "answerable without the user?",
                 Question("score", _GATE_GRADED, _GATE_LEVELS),
-                "a four-level score; its expected level is the score",
+                "score",
             ),
         ]
     return [
         WordingCandidate(
             "shipped", judge_question(""), "the shipped judge question: instructions and criteria"
         ),
-        WordingCandidate("plain", Question("noul", JUDGE_INSTRUCTIONS), "the shipped instructions alone"),
-        WordingCandidate(
-            "inverted",
+        *_taken_apart(JUDGE_INSTRUCTIONS),
+        *_contrasts(
             Question("noul", _JUDGE_INVERTED, _JUDGE_INVERTED_CRITERIA),
-            "the opposite question (is the memory irrelevant?), flipped",
-            inverted=True,
-        ),
-        WordingCandidate(
-            "graded",
+            "is the memory irrelevant?",
             Question("score", _JUDGE_GRADED, _JUDGE_LEVELS),
-            "a four-level usefulness score; its expected level is the score",
+            "usefulness score",
         ),
+    ]
+
+
+def _taken_apart(instructions: str, criteria: Mapping[str, str] | None = None) -> list[WordingCandidate]:
+    """The shipped wording without its parts: its instructions alone, and with its criteria (when
+    it has criteria of its own) but no examples."""
+    plain = WordingCandidate("plain", Question("noul", instructions), "the shipped instructions alone")
+    if criteria is None:
+        return [plain]
+    with_criteria = WordingCandidate(
+        "criteria",
+        Question("noul", instructions, criteria),
+        "the shipped instructions and criteria, no examples",
+    )
+    return [plain, with_criteria]
+
+
+def _contrasts(opposite: Question, asks: str, graded: Question, score: str) -> list[WordingCandidate]:
+    """The other ways of asking: the ``opposite`` question (it ``asks``), its answer flipped, and a
+    four-level ``score``."""
+    return [
+        WordingCandidate("inverted", opposite, f"the opposite question ({asks}), flipped", inverted=True),
+        WordingCandidate("graded", graded, f"a four-level {score}; its expected level is the score"),
     ]
 
 

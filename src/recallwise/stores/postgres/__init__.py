@@ -16,43 +16,20 @@ One module per job, imported in this order (each uses only those above it):
 
 from __future__ import annotations
 
+from . import planner
 from .connection import DEFAULT_CONNECT_TIMEOUT
 from .migrations import COVERING_MAX_DIMENSION, HNSW_INDEX, MIGRATIONS, Migration, SchemaContext
-from .planner import (
-    EXACT_OVERFETCH,
-    EXACT_SCAN_LIMIT,
-    EXACT_SCAN_MAX,
-    HNSW_EF_SEARCH,
-    HNSW_ITERATIVE_SCAN,
-    HNSW_MAX_SCAN_TUPLES,
-    HNSW_MIN_SHARE,
-    HNSW_OVERFETCH,
-    HNSW_SCAN_MEM_MULTIPLIER,
-    IterativeScan,
-    Planner,
-    SearchPlan,
-)
+from .planner import *  # noqa: F403 (the planner's public names, its __all__, are the package's too)
 from .store import DEFAULT_SCHEMA, PostgresStore
 
 __all__ = [
     "COVERING_MAX_DIMENSION",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_SCHEMA",
-    "EXACT_OVERFETCH",
-    "EXACT_SCAN_LIMIT",
-    "EXACT_SCAN_MAX",
-    "HNSW_EF_SEARCH",
     "HNSW_INDEX",
-    "HNSW_ITERATIVE_SCAN",
-    "HNSW_MAX_SCAN_TUPLES",
-    "HNSW_MIN_SHARE",
-    "HNSW_OVERFETCH",
-    "HNSW_SCAN_MEM_MULTIPLIER",
     "MIGRATIONS",
-    "IterativeScan",
     "Migration",
-    "Planner",
     "PostgresStore",
     "SchemaContext",
-    "SearchPlan",
 ]
+__all__ += planner.__all__

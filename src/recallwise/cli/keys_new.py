@@ -1,0 +1,49 @@
+"""``recallwise keys new``: an API key for ``recallwise serve``, its digest added to the keys file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import emit_json
+from .common import add_json
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """make a key, add its digest to the keys file, print the key once
+
+    Make a random API key for TENANT with SCOPES, add its SHA-256 to FILE (created when missing; the key
+    itself is stored nowhere) and print the key once.
+    """
+    parser.add_argument(
+        "--keys", required=True, metavar="FILE", help="the keys file (YAML, or JSON by suffix)"
+    )
+    parser.add_argument(
+        "--tenant", required=True, help="the tenant the key acts for (letters, digits, _ or -)"
+    )
+    parser.add_argument(
+        "--scopes",
+        default="recall,write",
+        help="comma-separated: recall, write, admin (forget users), operator (/metrics, every "
+        "tenant's figures) (default %(default)s)",
+    )
+    parser.add_argument("--id", dest="label", help="a label for the key (default TENANT-N)")
+    add_json(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..serve.auth import add_key
+
+    scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
+    key = add_key(args.keys, tenant=args.tenant, scopes=scopes, label=args.label)
+    if args.json:
+        emit_json({"key": key, "tenant": args.tenant, "scopes": scopes, "keys_file": args.keys})
+    else:
+        sys.stdout.write(key + "\n")
+        sys.stderr.write(
+            f"added a key for tenant {args.tenant!r} ({', '.join(scopes)}) to {args.keys}; "
+            "it is shown only now: keep it secret\n"
+        )
+    return 0
