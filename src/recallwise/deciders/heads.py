@@ -4,8 +4,9 @@ A head is a small model over what the turn already computed, calibrated so that 
 probability a user can pick a threshold by:
 
 - the **gate** head reads the message's embedding: p = P(answering this message well needs
-  something stored about the user). A logistic regression (a dot product: the shipped one), or,
-  fitted on 2,000 labelled turns or more, a perceptron with one hidden layer;
+  something stored about the user). A logistic regression (a dot product), or, fitted on 2,000
+  labelled turns or more, a perceptron with one hidden layer (the shipped one: the average of
+  three seeded perceptrons, stored as one);
 - the **judge** head reads a few features of each (message, record) pair (:data:`JUDGE_FEATURES`),
   a logistic regression: p = P(this record belongs in the prompt for this message).
 
