@@ -109,6 +109,14 @@ def row_split(group: str) -> str:
     return ROW_FRACTIONS[-1][0]
 
 
+#: sources whose terms do not allow redistributing them (non-commercial, or no licence stated):
+#: written to dev/ and heldout/ on the builder's machine and kept out of the repository
+#: (data/decisions/.gitignore), so none of their text may reach a committed file either
+EVAL_ONLY_SOURCES = frozenset(
+    {"codealpaca", "t0-xsum", "t0-yelp-review", "t0-dream", "t0-imdb", "t0-multi-news", "t0-sciq"}
+)
+
+
 def eval_only_split(group: str) -> str:
     """For sources whose licence allows no fitting (non-commercial, or terms we could not confirm):
     dev or heldout only, never fit or calib."""

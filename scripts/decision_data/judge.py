@@ -29,6 +29,8 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from .common import EVAL_ONLY_SOURCES
+
 RECORDS_PER_USER = 20
 SPC_REPO = "google-research-datasets/Synthetic-Persona-Chat"
 
@@ -286,7 +288,12 @@ def build(snap: Any, gate_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             domain = request_domain(gate_row)
             if domain:
                 requests[gate_row["_split"]].append((gate_row, domain))
-        elif gate_row["lang"] == "en" and gate_row["kind"] not in {"greeting", "thanks", "follow-on"}:
+        elif (
+            gate_row["lang"] == "en"
+            and gate_row["kind"] not in {"greeting", "thanks", "follow-on"}
+            # the judge files are committed: an evaluation-only text may not be copied into them
+            and gate_row["source"] not in EVAL_ONLY_SOURCES
+        ):
             general[gate_row["_split"]].append(gate_row)
     items: list[dict[str, Any]] = []
     for split, pairs in sorted(requests.items()):
