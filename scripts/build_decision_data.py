@@ -41,6 +41,7 @@ from decision_data import (
     exercises,
     intents,
     labels,
+    pastes,
     personal,
     written_en,
     written_ml,
@@ -617,6 +618,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         lambda: personal.load_memorybank(snap),
         personal.load_written_life,
         personal.load_written_small,
+        # fourth round: chats pasted with a task (CLINC150's small talk is whole in load_clinc)
+        lambda: pastes.load_spc_dialogues(snap),
     ]
     rows: list[Row] = [r for load in loaders for r in load()]
     rows, dropped = dedupe_exact(rows, project_texts())

@@ -293,6 +293,8 @@ def build(snap: Any, gate_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             and gate_row["kind"] not in {"greeting", "thanks", "follow-on"}
             # the judge files are committed: an evaluation-only text may not be copied into them
             and gate_row["source"] not in EVAL_ONLY_SOURCES
+            # pasted Synthetic-Persona-Chat talk holds the same personas' facts as the records
+            and gate_row["source"] != "spc-dialogue"
         ):
             general[gate_row["_split"]].append(gate_row)
     items: list[dict[str, Any]] = []
