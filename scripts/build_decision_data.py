@@ -620,6 +620,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         personal.load_written_small,
         # fourth round: chats pasted with a task (CLINC150's small talk is whole in load_clinc)
         lambda: pastes.load_spc_dialogues(snap),
+        lambda: intents.load_sgd_closings(snap),
     ]
     rows: list[Row] = [r for load in loaders for r in load()]
     rows, dropped = dedupe_exact(rows, project_texts())

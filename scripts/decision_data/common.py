@@ -34,6 +34,8 @@ SNAPSHOTS = {
     "songys/Chatbot_data": "4cf20d13fc46f5037fd1c531cd566e2dd9f72974",
     # third round (questions about the user's own life)
     "zhongwanjun/MemoryBank-SiliconFriend": "cf61c4196e4cfdb0f2b7a0316249fa40312dc3a9",
+    # fourth round (closing turns of task-oriented dialogues)
+    "google-research-datasets/dstc8-schema-guided-dialogue": "e852981ae34990f4358979625854259302feaa78",
 }
 
 Row = dict[str, Any]

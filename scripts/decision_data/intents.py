@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import random
 import re
 from collections import defaultdict
@@ -178,4 +179,48 @@ def load_chatbot_ko(snap: Snapshots) -> list[Row]:
     random.Random("chatbot-ko").shuffle(negatives)
     for number, text in negatives[:KO_NEGATIVE_SAMPLE]:
         rows.append(row(text, False, "chatbot-ko", "ko", "chat", str(number)))
+    return rows
+
+
+# ---------------------------------------------------------------- Schema-Guided Dialogue (fourth round)
+SGD_REPO = "google-research-datasets/dstc8-schema-guided-dialogue"
+#: user turns by their dialogue acts: closing a conversation (thanks, goodbye, "no, that's all") and
+#: short answers inside a task (yes, "that sounds great", "look for something else"); all False
+SGD_CLOSING_ACTS = frozenset({"THANK_YOU", "GOODBYE", "NEGATE"})
+SGD_FOLLOW_ON_ACTS = (frozenset({"AFFIRM"}), frozenset({"SELECT"}), frozenset({"REQUEST_ALTS"}))
+SGD_CAPS = {"thanks": 300, "follow-on": 150}
+
+
+def load_sgd_closings(snap: Snapshots) -> list[Row]:
+    """Schema-Guided Dialogue (CC BY-SA 4.0): users' closing turns and short in-task answers, False.
+
+    The gate's short-turn negatives were CLINC150's small-talk intents and a few dozen of ours; a
+    conversation's last turn is worded in more ways ("Thanks for your help. That will be it.", "No,
+    that's all. Thanks."). Files over the snapshot's size limit are skipped. A turn's text is one
+    group (the same wording recurs across dialogues)."""
+    found: dict[str, dict[str, None]] = {"thanks": {}, "follow-on": {}}
+    for part in ("train", "dev", "test"):
+        for path in snap.listing(SGD_REPO, f"{part}/"):
+            if not path.rsplit("/", 1)[-1].startswith("dialogues_"):
+                continue
+            try:
+                dialogues = json.loads(snap.text(SGD_REPO, path))
+            except SystemExit:  # listed, but its content is not in the snapshot (over the size limit)
+                continue
+            for dialogue in dialogues:
+                for turn in dialogue["turns"]:
+                    if turn["speaker"] != "USER":
+                        continue
+                    acts = frozenset(a["act"] for frame in turn["frames"] for a in frame["actions"])
+                    text = turn["utterance"].strip()
+                    if acts and acts <= SGD_CLOSING_ACTS:
+                        found["thanks"][text] = None
+                    elif acts in SGD_FOLLOW_ON_ACTS:
+                        found["follow-on"][text] = None
+    rng = random.Random("sgd-closings")
+    rows: list[Row] = []
+    for kind, texts in found.items():
+        ordered = sorted(texts)
+        rng.shuffle(ordered)
+        rows += [row(text, False, "sgd", "en", kind, text.lower()) for text in ordered[: SGD_CAPS[kind]]]
     return rows
