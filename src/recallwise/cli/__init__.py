@@ -83,11 +83,16 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def report(args: argparse.Namespace, result: Any, print_text: Callable[[Any], None]) -> int:
-    """A command's last step: with ``--json``, ``result`` as the one JSON object it prints; without,
-    ``print_text(result)``. Returns the exit code, 0."""
+def report(
+    args: argparse.Namespace, result: Any, print_text: Callable[[Any], None], notes: Sequence[str] = ()
+) -> int:
+    """A command's last step: with ``--json``, ``result`` as the one JSON object it prints (and
+    ``notes``, what it wrote besides, on stderr); without, ``print_text(result)``, whose text says
+    them itself. Returns the exit code, 0."""
     if getattr(args, "json", False):
         emit_json(result)
+        for note in notes:
+            sys.stderr.write(note + "\n")
     else:
         print_text(result)
     return 0

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..bench.extract import run_extract_bench
-from . import emit_json, progress_bar
+from ..bench.extract import ExtractBenchResult, run_extract_bench
+from . import progress_bar, report
 from .common import add_embedder, add_extractor, add_json, embedder_from_args, extractor_from_args, table
 
 
@@ -50,10 +50,12 @@ def run(args: argparse.Namespace) -> int:
             limit=args.limit,
             progress=progress,
         )
-    report = result.as_dict()
-    if args.json:
-        emit_json(report)
-        return 0
+    return report(args, result, _print_text)
+
+
+def _print_text(result: ExtractBenchResult) -> None:
+    """The figures as text: a table by source, the speed, the errors."""
+    figures = result.as_dict()
     columns = (
         "conversations",
         "records_per_conversation",
@@ -64,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
         "first_person_rate",
         "fragment_rate",
     )
-    rows = [["all", *(report[c] for c in columns)]]
-    rows += [[name, *(part[c] for c in columns)] for name, part in report["by_source"].items()]
+    rows = [["all", *(figures[c] for c in columns)]]
+    rows += [[name, *(part[c] for c in columns)] for name, part in figures["by_source"].items()]
     header = [
         "source",
         "convs",
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     print(f"{result.extractor} on {result.data} (embedder {result.embedder})")
     print(table([[("-" if v is None else v) for v in row] for row in rows], header))
-    speed = report["speed"]
+    speed = figures["speed"]
     print(
         f"speed: {speed['messages']}-message conversation extracted and stored, p50 {speed['p50_ms']} ms, "
         f"p95 {speed['p95_ms']} ms, the extractor alone p50 {speed['extract_p50_ms']} ms "
@@ -87,4 +89,3 @@ def run(args: argparse.Namespace) -> int:
     )
     if result.errors:
         print(f"{len(result.errors)} extraction error(s); first: {result.errors[0]}")
-    return 0

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +15,7 @@ from ..errors import RecallwiseError, UsageError
 from ..extras import require_extra
 from ..policy.log import DecisionLog
 from ..stores import open_store
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import (
     add_decider,
     add_embedder,
@@ -152,11 +152,12 @@ def run(args: argparse.Namespace) -> int:
             tmp.cleanup()
     if plot is not None:
         write_plot(result, plot)
-    if args.json:
-        emit_json(result)
-        if plot is not None:
-            sys.stderr.write(f"plot: {plot}\n")
-        return 0
+    notes = [] if plot is None else [f"plot: {plot}"]
+    return report(args, result, functools.partial(_print_text, via=via, notes=notes), notes)
+
+
+def _print_text(result: dict[str, Any], via: str, notes: list[str]) -> None:
+    """The figures as text: one table, then the demo's wall clock, then ``notes``."""
     print(
         f"decider {result['decider']}, {result['records']} records, remote store delay "
         f"{result['remote_store_ms']} ms, {result['cores']} cores"
@@ -170,9 +171,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"(messages not in English are decided with {result['multilingual_embedder']})")
     ratio = result["demo_wall_gated_ms"] / max(result["demo_wall_stock_ms"], 1e-9)
     print(f"\ngated demo wall clock = {ratio:.0%} of stock")
-    if plot is not None:
-        print(f"plot: {plot}")
-    return 0
+    for note in notes:
+        print(note)
 
 
 # The stages run_latency reports, in order ("deciding" and "throughput" time only a decider).

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..bench.store import DEFAULT_DIMENSION, bench_store
-from . import emit_json, progress_bar
+from ..bench.store import DEFAULT_DIMENSION, StoreBenchResult, bench_store
+from . import progress_bar, report
 from .common import add_json, flag_values
 
 
@@ -75,9 +75,11 @@ def run(args: argparse.Namespace) -> int:
             **flag_values(args, "dimension", "queries", "batch", "ingest", "plan", "seed", "keep"),
             progress=progress,
         )
-    if args.json:
-        emit_json(result.as_dict())
-        return 0
+    return report(args, result, _print_text)
+
+
+def _print_text(result: StoreBenchResult) -> None:
+    """The figures as text."""
     print(
         f"{result.backend}: {result.records:,} records in {result.namespaces} namespaces "
         f"({result.dimension}-d, ingest {result.ingest}, plan {result.plan})\n"
@@ -86,4 +88,3 @@ def run(args: argparse.Namespace) -> int:
         f"  search p95    {result.search_p95_ms:.2f} ms\n"
         f"  recall@10     {result.recall_at_10:.3f} (vs exact search, {result.queries} queries)"
     )
-    return 0

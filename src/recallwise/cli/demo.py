@@ -6,9 +6,9 @@ import argparse
 import textwrap
 from typing import Any
 
-from ..demo import run_demo
+from ..demo import DemoResult, run_demo
 from ..extras import require_extra
-from . import emit_json
+from . import report
 from .common import (
     add_decider,
     add_embedder,
@@ -50,10 +50,11 @@ def run(args: argparse.Namespace) -> int:
     store = store_from_args(args)
     if getattr(args, "via", "policy") == "memory-manager":
         return run_memory_manager(args, store, decider)
-    result = run_demo(store, decider)
-    if args.json:
-        emit_json(result.as_dict())
-        return 0
+    return report(args, run_demo(store, decider), _print_text)
+
+
+def _print_text(result: DemoResult) -> None:
+    """The demo as text: the two arms side by side, each turn, the gated arm's report."""
     stock, gated = result.arms["stock"], result.arms["gated"]
     gated_errors = gated["decider_errors"] + gated["store_errors"]
     if gated_errors:
@@ -81,7 +82,6 @@ def run(args: argparse.Namespace) -> int:
         if len(g["dropped"]) > 3:
             print(f"    - ... {len(g['dropped']) - 3} more dropped")
     print("\n" + result.reports["gated"])
-    return 0
 
 
 def _print_turn(row: dict[str, Any], state: str, gated: str) -> None:
@@ -125,10 +125,11 @@ def memory_manager_runner() -> Any:
 
 
 def run_memory_manager(args: argparse.Namespace, store: Any, decider: Any) -> int:
-    result = memory_manager_runner()(store, decider)
-    if args.json:
-        emit_json(result)
-        return 0
+    return report(args, memory_manager_runner()(store, decider), _print_memory_manager)
+
+
+def _print_memory_manager(result: dict[str, Any]) -> None:
+    """The demo through Strands' MemoryManager as text."""
     stock, gated = result["arms"]["stock"], result["arms"]["gated"]
     errors = gated.get("gate", {}).get("decider_errors", 0) + gated.get("gate", {}).get("store_errors", 0)
     if errors:
@@ -148,4 +149,3 @@ def run_memory_manager(args: argparse.Namespace, store: Any, decider: Any) -> in
         _print_turn(row, "searched" if g["searched"] else "not searched", f"{len(g['injected'])} injected")
     if "report" in gated:
         print("\n" + gated["report"])
-    return 0

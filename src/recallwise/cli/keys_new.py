@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-from . import emit_json
+from . import report
 from .common import add_json
 
 __all__ = ["add_arguments", "run"]
@@ -38,12 +39,14 @@ def run(args: argparse.Namespace) -> int:
 
     scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
     key = add_key(args.keys, tenant=args.tenant, scopes=scopes, label=args.label)
-    if args.json:
-        emit_json({"key": key, "tenant": args.tenant, "scopes": scopes, "keys_file": args.keys})
-    else:
-        sys.stdout.write(key + "\n")
-        sys.stderr.write(
-            f"added a key for tenant {args.tenant!r} ({', '.join(scopes)}) to {args.keys}; "
-            "it is shown only now: keep it secret\n"
-        )
-    return 0
+    result = {"key": key, "tenant": args.tenant, "scopes": scopes, "keys_file": args.keys}
+    return report(args, result, _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The key alone on stdout (for a script to capture), what was done on stderr."""
+    sys.stdout.write(result["key"] + "\n")
+    sys.stderr.write(
+        f"added a key for tenant {result['tenant']!r} ({', '.join(result['scopes'])}) to "
+        f"{result['keys_file']}; it is shown only now: keep it secret\n"
+    )

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import UsageError
 from ..records import resolve_namespace, validate_id
 from ..stores.base import SearchRequest
-from . import emit_json
+from . import report
 from .common import add_embedder, add_json, add_store, existing_store_from_args
 
 DEFAULT_NAMESPACES = ["/facts/{actorId}", "/preferences/{actorId}"]
@@ -71,27 +71,23 @@ def _search(args: argparse.Namespace, store: Any) -> int:
     rows.sort(key=lambda r: -float(r["score"]))
     scores = [float(r["score"]) for r in rows]
     spread = {"min": min(scores) if scores else None, "max": max(scores) if scores else None}
-    if args.json:
-        emit_json(
-            {
-                "query": args.query,
-                "actor_id": args.actor,
-                "store": store.url,
-                "records": rows,
-                "spread": spread,
-            }
-        )
-        return 0
+    result = {"query": args.query, "actor_id": args.actor, "store": store.url}
+    result |= {"records": rows, "spread": spread}
+    return report(args, result, _print_text)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """The records as text, best first, with the band their scores span."""
+    rows, spread = result["records"], result["spread"]
     if not rows:
         print(
-            f"no records for actor {args.actor!r} in {store.url} "
+            f"no records for actor {result['actor_id']!r} in {result['store']} "
             "(run `recallwise demo` to seed the demo persona)"
         )
-        return 0
+        return
     for r in rows:
         print(f"{r['score']:.3f}  {r['namespace']:<28} {r['text']}")
     print(
         f"\n{len(rows)} records; scores span {spread['min']:.3f} .. {spread['max']:.3f}: "
         "relevant and irrelevant records share that band, so no fixed floor separates them."
     )
-    return 0

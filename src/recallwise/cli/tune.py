@@ -28,7 +28,7 @@ from ..tuning import (
 from ..tuning.candidates import Role, WordingCandidate
 from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
 from ..tuning.heads import OPEN_RATE, RECORDS_PER_REQUEST
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
 if TYPE_CHECKING:
@@ -273,13 +273,7 @@ def finish(args: argparse.Namespace, result: TuneResult, decider: Decider) -> in
         write_config(args.write_config, result.backend, fitted)
         written = ", ".join(f"{role} = {f.value:.4f}" for role, f in fitted.items())
         notes.append(f"config: {args.write_config} ({result.backend}: {written})")
-    if args.json:
-        emit_json(result.json())
-        for note in notes:
-            sys.stderr.write(note + "\n")
-        return 0
-    _print(result, notes, _reads_wording(decider))
-    return 0
+    return report(args, result.json(), lambda _: _print(result, notes, _reads_wording(decider)), notes)
 
 
 _GATE_COLUMNS = [
@@ -514,11 +508,8 @@ def run_fit(args: argparse.Namespace) -> int:
             )
             write_config(args.write_config, "embedded", {}, heads={role: entry})
             written["config"] = args.write_config
-    if args.json:
-        emit_json({**fit.as_dict(), "data": sources, "written": written})
-        return 0
-    _print_fit(fit, sources, written)
-    return 0
+    result = {**fit.as_dict(), "data": sources, "written": written}
+    return report(args, result, lambda _: _print_fit(fit, sources, written))
 
 
 _FIT_ROWS = {

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
+from typing import Any
 
 from ..errors import UsageError
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import add_json, table
 from .tune import add_locomo
 
@@ -76,9 +78,11 @@ def run(args: argparse.Namespace) -> int:
             "max_records": ADAPTIVE_BUDGET.max_records,
         },
     }
-    if args.json:
-        emit_json(result)
-        return 0
+    return report(args, result, functools.partial(_print_text, args=args, thresholds=thresholds))
+
+
+def _print_text(result: dict[str, Any], args: argparse.Namespace, thresholds: Any) -> None:
+    """The fit as text: the figures at each depth, what was chosen and what ships."""
     chosen = result["chosen"]
     print(
         f"tune keep: LoCoMo {args.split}, {chosen['questions']} questions, at most {args.max_records} "
@@ -114,4 +118,3 @@ def run(args: argparse.Namespace) -> int:
         f"session {ship['session']:g}, budget delta {sb['delta']:g}, "
         f"{sb['min_records']}-{sb['max_records']} records"
     )
-    return 0

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..policy.config import read_config, write_config
-from . import emit_json, progress_bar
+from . import progress_bar, report
 from .common import decider_from_args, embedder_from_args, table
 from .tune import add_decider_flags, add_locomo, add_write_config
+
+if TYPE_CHECKING:
+    from ..tuning.named_gate import NamedGateFit
 
 __all__ = ["add_arguments", "run"]
 
@@ -56,16 +60,16 @@ def run(args: argparse.Namespace) -> int:
             embedder=embedder_from_args(args),
             progress=bar.update,
         )
-    note = ""
+    notes = []
     if args.write_config:
         data = f"LoCoMo {args.split} + {fit.negatives_source}"
         write_config(args.write_config, fit.backend, {"gate_named": fit.fitted(data)})
-        note = f"config: {args.write_config} ({fit.backend}: gate_named = {fit.named_threshold:g})"
-    if args.json:
-        emit_json(fit.as_dict())
-        if note:
-            sys.stderr.write(note + "\n")
-        return 0
+        notes.append(f"config: {args.write_config} ({fit.backend}: gate_named = {fit.named_threshold:g})")
+    return report(args, fit, functools.partial(_print_text, notes=notes), notes)
+
+
+def _print_text(fit: NamedGateFit, notes: list[str]) -> None:
+    """The fit as text: open and closed rates with and without the names in memory, then ``notes``."""
     print(
         f"tune named-gate: {fit.backend} on LoCoMo {fit.split} ({fit.positives} questions) and "
         f"{fit.negatives_source} ({fit.negatives} non-memory message x store pairs)"
@@ -96,6 +100,5 @@ def run(args: argparse.Namespace) -> int:
         f"name-like words found in memory: {fit.positives_named:.1%} of questions, "
         f"{fit.negatives_named:.1%} of non-memory pairs"
     )
-    if note:
+    for note in notes:
         print(note)
-    return 0
