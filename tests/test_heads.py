@@ -388,6 +388,11 @@ def _judge_p_and_features(decider: EmbeddedDecider, records: list[str]) -> tuple
     )
 
 
+def _vectors(decider: EmbeddedDecider, records: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    vectors = decider.embedder.embed([_COOK, *records])
+    return vectors[0], vectors[1:]
+
+
 def test_the_judge_head_without_the_table_reads_score_and_gap(judge_fit) -> None:
     p, features = _judge_p_and_features(EmbeddedDecider(heads={"judge": judge_fit.head}), _TWO_RECORDS)
     weights = judge_fit.head.spaces["minilm-l6"]
@@ -428,12 +433,17 @@ def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_ta
 
 def test_episodic_options_judge_without_the_domain_table(judge_table_fit) -> None:
     """``judge_domains=False`` (episodic memories): a head fitted with the table reads the score
-    and gap alone, the domain block as zeros; the policy's decider is the copy, the caller's is
-    left as it was."""
+    (without its life-domain term) and gap alone, the domain block as zeros; the policy's
+    decider is the copy, the caller's is left as it was."""
     decider = EmbeddedDecider(heads={"judge": judge_table_fit.head})
-    with_table, features = _judge_p_and_features(decider, _TWO_RECORDS)
+    with_table, with_domains = _judge_p_and_features(decider, _TWO_RECORDS)
+    p, features = _judge_p_and_features(decider.without_domain_table(), _TWO_RECORDS)
+    assert not np.allclose(features[:, 0], with_domains[:, 0])  # no life-domain term in the score
+    plain = decider.judge_features(*_vectors(decider, _TWO_RECORDS), domains=False)
+    plain[:, 0] -= decider.params.domain_weight * decider._judge_terms(*_vectors(decider, _TWO_RECORDS))[2]
+    plain[:, 1] = plain[:, 0] - plain[:, 0].max()
     features[:, 2:] = 0.0
-    p, _ = _judge_p_and_features(decider.without_domain_table(), _TWO_RECORDS)
+    assert np.allclose(features[:, :2], plain)
     weights = judge_table_fit.head.spaces["minilm-l6"]
     assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features))))
     assert not np.allclose(p, with_table)
@@ -452,12 +462,14 @@ def _judged(labels: list[bool]) -> JudgedTurn:
 
 def test_the_keep_rule_count_follows_the_evidence() -> None:
     """Turns with one clear best and turns with several records level: an absolute threshold alone
-    keeps as many in both; with the relative rule the first keep one, the second all that belong."""
+    keeps as many in both; with the relative rule the first keep one, the second all that belong.
+    (The fitted head's own rule has it off, KEEP_RELATIVE: its gap feature does this already.)"""
     clear = (_judged([True, False, False, False]), np.array([0.95, 0.12, 0.12, 0.12]))
     level = (_judged([True, True, True, False]), np.array([0.3, 0.2, 0.1, 0.01]))
     judged, probabilities = zip(*[clear, level] * 3, strict=True)
-    rule = keep_rule(judged, probabilities, 2.0)
-    assert rule.relative == KEEP_RELATIVE
+    assert keep_rule(judged, probabilities, 2.0).relative == KEEP_RELATIVE == 1.0
+    rule = keep_rule(judged, probabilities, 2.0, relative=0.8)
+    assert rule.relative == 0.8
     assert rule.kept(clear[1]).tolist() == [True, False, False, False]
     assert rule.kept(level[1]).tolist() == [True, True, True, False]
     # without the relative rule, the threshold that keeps 2 per request drops a right record

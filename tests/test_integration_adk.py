@@ -40,6 +40,15 @@ PAST = [
     "I'm allergic to peanuts, that one's serious.",
 ]
 DRINK = "What should I drink this afternoon?"
+#: what the judge may keep for DRINK: the flat white, and perhaps the food allergy (p 0.06 against
+#: the keep threshold 0.037: food is the drink question's second life domain); never the aisle seat,
+#: the sister or the Python line
+DRINK_MAY_KEEP = (PAST[1], PAST[4])
+
+
+def drink_memories_ok(kept: list[str]) -> bool:
+    """The flat white first, and nothing DRINK_MAY_KEEP leaves out."""
+    return bool(kept) and kept[0] == PAST[1] and set(kept) <= set(DRINK_MAY_KEEP)
 
 
 def text_event(text: str, author: str = "user", **fields: Any) -> Event:
@@ -104,7 +113,7 @@ async def test_a_memory_question_gets_only_the_judged_memories(inner):
     assert set(texts(stock)) == {PAST[0], PAST[1], PAST[4]}  # keyword overlap: "I" and "drink"
     gated = GatedMemoryService(inner)
     kept = await gated.search_memory(app_name=APP, user_id=USER, query=DRINK)
-    assert texts(kept) == [PAST[1]]
+    assert drink_memories_ok(texts(kept))
     assert inner.queries == [DRINK, DRINK]
     by_id = {m.id: m for m in stock.memories}
     assert kept.memories[0] == by_id[kept.memories[0].id]  # the service's own entry, unchanged
@@ -183,7 +192,7 @@ async def test_user_ids_that_are_not_recallwise_ids_still_work():
     service = InMemoryMemoryService()
     await service.add_session_to_memory(past_session(user="Sam Smith / ops"))
     gated = GatedMemoryService(service)
-    assert texts(await gated.search_memory(app_name=APP, user_id="Sam Smith / ops", query=DRINK)) == [PAST[1]]
+    assert drink_memories_ok(texts(await gated.search_memory(app_name=APP, user_id="Sam Smith / ops", query=DRINK)))
 
 
 # ---- a real Runner + Agent driven by a scripted model --------------------------------------
@@ -235,7 +244,8 @@ async def test_preload_memory_reaches_the_model_only_on_turns_that_need_it(inner
     stock = [memories_in(r) for r in await run_turns(inner, turns, [PreloadMemoryTool()])]
     gated = [memories_in(r) for r in await run_turns(GatedMemoryService(inner), turns, [PreloadMemoryTool()])]
     assert stock[0] == [PAST[0]] and gated[0] == []  # "Hello!" matches the old "Hello! ..." line
-    assert set(stock[1]) == {PAST[0], PAST[1], PAST[4]} and gated[1] == [PAST[1]]
+    assert set(stock[1]) == {PAST[0], PAST[1], PAST[4]} and set(gated[1]) <= set(DRINK_MAY_KEEP)
+    assert PAST[1] in gated[1]
     assert stock[2] == [PAST[2]] and gated[2] == []
     assert PAST[3] in gated[3] and set(gated[3]) <= set(stock[3])
 
@@ -247,9 +257,10 @@ async def test_load_memory_returns_only_judged_memories_to_the_model(inner):
     Scripted.script = [call]
     gated = await run_turns(GatedMemoryService(inner), [DRINK], [load_memory])
     assert PAST[1] in stock[0] and PAST[1] in gated[0]
-    # the keyword service returns every past line sharing a word ("I", "drink"); the judge keeps one
+    # the keyword service returns every past line sharing a word ("I", "drink"); the judge keeps
+    # the flat white (and perhaps the food allergy)
     assert len([p for p in PAST if p in stock[0]]) == 3
-    assert [p for p in PAST if p in gated[0]] == [PAST[1]]
+    assert drink_memories_ok(memories_in(gated[0]))
 
 
 # ---- recallwise's stores as an ADK memory service: the conformance suite, where it applies ------
@@ -361,8 +372,8 @@ async def test_a_runner_over_recallwises_own_store_gated(tmp_path, minilm):
         for r in await run_turns(GatedMemoryService(service, stats=stats), turns, [PreloadMemoryTool()])
     ]
     assert all(len(s) == len(PAST) for s in stock)  # a vector search with no floor returns everything
-    assert gated == [[], [PAST[1]], []]
-    assert stats.gate_closed == 2 and stats.records_injected == 1
+    assert gated[0] == gated[2] == [] and drink_memories_ok(gated[1])
+    assert stats.gate_closed == 2 and stats.records_injected == len(gated[1])
     store.close()
 
 
@@ -379,5 +390,7 @@ def test_the_example_runs_offline(tmp_path):
     stock, gated = done.stdout.split("== gated\n", 1)
     assert "user: Hello!\n  model received 1:" in stock
     assert "user: Hello!\n  model received 0: []" in gated
-    assert "model received 1: ['I only drink decaf oat flat whites.']" in gated
+    drink_turn = gated.split("user: What should I drink this afternoon?\n  model received ", 1)[1].split("\n", 1)[0]
+    assert drink_turn.startswith(("1: ['I only drink decaf oat flat whites.'", "2: ['I only drink decaf oat flat whites.'"))
+    assert "aisle" not in drink_turn and "Lena" not in drink_turn and "Python" not in drink_turn
     assert "gate opened 2, closed 2" in done.stdout and "OK: no errors" in done.stdout

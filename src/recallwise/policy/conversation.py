@@ -81,14 +81,15 @@ FITTED_EMBEDDERS: frozenset[str] = frozenset({"minilm-l6"})
 #: Fitted on LoCoMo dev (5 conversations, 630 questions; never on test) by
 #: ``recallwise tune keep --locomo DIR --split dev --depths 30`` at the shipped search depth 30
 #: (``policy.budget.GATED_TOP_K``), on a 7 x 7 grid, in the log-odds of the shipped judge head
-#: (``data/heads/judge.npz``): centre 0.75 in the judge's score units (times the head's 14.4
-#: log-odds per unit of score = 10.797 log-odds), session 1.0 -- the same choice, in score
-#: units, as before the head. Evidence recall at <= 5 records through the policy: 0.6926 (judge
-#: alone) -> 0.7366 (re-scored); 0.7366 with each dev conversation held out in turn. Multi-hop
-#: 0.4125 -> 0.4356 (BENCHMARKS.md). (Before the judge head, in the debiased-similarity
-#: logistic's log-odds, 24.5 per unit of score: centre 18.375, session 1.0, 0.6942 -> 0.7386.)
-#: Refit these after refitting the judge head: they are in its log-odds.
-CONVERSATION_WEIGHTS = ConversationWeights(centre=0.75 * 14.396, session=1.0)
+#: (``data/heads/judge.npz``, refitted 2026-12-06), with the judge reading no life domains
+#: (``EPISODIC_OPTIONS``' ``judge_domains``): centre 0.75 in the judge's score units (times the
+#: head's 15.84 log-odds per unit of score = 11.881 log-odds), session 1.0 -- the same choice,
+#: in score units, as with the first judge head (14.4 log-odds a unit) and before any head.
+#: Evidence recall at <= 5 records through the policy: 0.6944 (judge alone) -> 0.7435
+#: (re-scored); 0.7435 with each dev conversation held out in turn. Multi-hop 0.4158 -> 0.4493
+#: (BENCHMARKS.md). With the first judge head: 0.6926 -> 0.7366. Refit these after refitting
+#: the judge head: they are in its log-odds.
+CONVERSATION_WEIGHTS = ConversationWeights(centre=0.75 * 15.8415, session=1.0)
 
 # log-odds are bounded so that a probability of exactly 0 or 1 stays finite and ordered
 _EPS = 1e-15

@@ -903,14 +903,15 @@ def judge_metrics(
 
 #: the relative rule's delta that keeps every record (p >= best - 1 always holds): off
 NO_RELATIVE = 1.0
-#: the judge head's relative keep rule: p >= best - KEEP_RELATIVE. On the outside calibration
-#: split a delta of 0.6 keeps a few more right records at the same count (0.913 against 0.887 at
-#: 4.0-4.2 records per request) but drops a record that belongs far behind a clear best: the
-#: demo's peanut allergy for "What should I have for dinner?" (p 0.30, the best 0.99). With no
-#: relative rule the threshold that keeps 4.5 keeps 8 records for a drink (BENCHMARKS.md)
-KEEP_RELATIVE = 0.8
-#: keep thresholds tried, lowest first
-KEEP_GRID: tuple[float, ...] = tuple(round(x, 3) for x in np.arange(0.005, 0.951, 0.005))
+#: the judge head's relative keep rule: p >= best - KEEP_RELATIVE; off. With the judge's
+#: life-domain prototypes (2026-12-06) the rule kept no more right records at the same count on
+#: the outside calibration split (at 4.5 records a request: 0.812 at 4.19 without it, 0.821 at
+#: 4.37 with a delta of 0.8, 0.808 at 4.18 with 0.6) and it dropped a record that belongs far
+#: behind a clear best: the demo's peanut allergy for "What should I have for dinner?" (p 0.18,
+#: the best 0.998). The head's gap feature already lowers a record's p the further it is behind.
+KEEP_RELATIVE = NO_RELATIVE
+#: keep thresholds tried, lowest first (fine: a calibrated judge's threshold is a few hundredths)
+KEEP_GRID: tuple[float, ...] = tuple(round(x, 3) for x in np.arange(0.001, 0.951, 0.001))
 
 
 def _requests(judged: Sequence[JudgedTurn], probabilities: Sequence[np.ndarray]) -> list[np.ndarray]:
