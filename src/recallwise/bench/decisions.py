@@ -46,6 +46,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..deciders import Decider
+from ..deciders.base import call_if_present
 from ..demo import DEMO_NAMESPACES
 from ..embeddings import Embedder
 from ..embeddings.cache import CachedEmbedder
@@ -79,6 +80,7 @@ NO_DECISIONS: Mapping[str, float] = MappingProxyType(
         "judged_per_turn": 0,
         "judge_per_turn_p50_ms": 0.0,
         "decision_overhead_p50_ms": 0.0,
+        "decision_overhead_new_records_p50_ms": 0.0,
         "decision_overhead_episodic_p50_ms": 0.0,
         "decision_overhead_follow_up_p50_ms": 0.0,
         "policy_work_gated_p50_ms": 0.0,
@@ -211,14 +213,19 @@ class DecisionBench:
         messages: Sequence[str] | None = None,
         follow_up: bool = False,
         warmup: int | None = None,
+        new_records: bool = False,
     ) -> list[Recall]:
         """``repeats`` turns after ``warmup`` untimed ones, each checked to have judged every record
         the policy searched. ``follow_up``: each is a conversation's second turn, after a first
         that retrieved, so its gate call also asks the follow-up question
-        (:mod:`recallwise.policy.follow_up`)."""
+        (:mod:`recallwise.policy.follow_up`). ``new_records``: the decider forgets what it cached
+        of the records before each turn (the embedded judge's per-record terms), as if every
+        record were new to it."""
         texts = list(messages) if messages is not None else self.messages
 
         def one(i: int) -> Recall:
+            if new_records:
+                call_if_present(self.decider, "forget_records")
             session = self._session()
             message = texts[i % len(texts)]
             if follow_up:
@@ -249,6 +256,9 @@ class DecisionBench:
             "judged_per_turn": len(plain[0].trace.candidates),
             "judge_per_turn_p50_ms": p50([r.trace.timings_ms["judge"] for r in plain]),
             "decision_overhead_p50_ms": p50([decision_ms(r) for r in routed_turns]),
+            "decision_overhead_new_records_p50_ms": p50(
+                [decision_ms(r) for r in self.turns(routed, new_records=True)]
+            ),
             "decision_overhead_episodic_p50_ms": p50([decision_ms(r) for r in self.turns(episodic)]),
             "decision_overhead_follow_up_p50_ms": p50(
                 [decision_ms(r) for r in self.turns(routed, follow_up=True)]

@@ -38,6 +38,10 @@ KEYS = [
         "decision_overhead_p50_ms",
     ),
     (
+        "decision overhead, records new to the decider p50 (ms): nothing of them cached",
+        "decision_overhead_new_records_p50_ms",
+    ),
+    (
         "decision overhead, episodic options p50 (ms): + re-scoring",
         "decision_overhead_episodic_p50_ms",
     ),

@@ -91,6 +91,9 @@ class EmbeddedParams:
     multilingual_judge_centre: float = 0.01
     #: multilingual vectors of messages and judged records kept per decider (LRU)
     multilingual_cache_size: int = 4096
+    #: judged records whose message-free judge terms (typical similarity, life-domain
+    #: affinities) are kept per decider (LRU, by vector): a user's records recur across turns
+    record_cache_size: int = 8192
     #: whether the judge reads the life domains: a head fitted with the life-domain table
     #: (``tune judge --domain-table``) reads it, and the ranking score has its life-domain term.
     #: Off for episodic memories (``KeepOptions.judge_domains``, :meth:`without_domain_table`),
@@ -211,6 +214,7 @@ class EmbeddedDecider(BaseDecider):
         self._multilingual: EmbeddedDecider | None = None
         self._multilingual_resolved = False
         self._ml_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._record_terms: OrderedDict[bytes, np.ndarray] = OrderedDict()
         limit_blas_threads()
         for head in given.values():
             if head is not None:
@@ -271,7 +275,7 @@ class EmbeddedDecider(BaseDecider):
     ) -> EmbeddedDecider:
         other = EmbeddedDecider(self._embedder, params, multilingual=self._multilingual_choice, heads=heads)
         other._cache, other._lock = self._cache, self._lock
-        other._ml_vectors = self._ml_vectors
+        other._ml_vectors, other._record_terms = self._ml_vectors, self._record_terms
         other._bank, other._domains, other._shipped_loaded = self._bank, self._domains, self._shipped_loaded
         other._multilingual = multilingual
         other._multilingual_resolved = True
@@ -435,26 +439,33 @@ class EmbeddedDecider(BaseDecider):
         return self._bank
 
     def _domain_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """The life domains' prototype vectors (float64, one row each) and, per domain, the rows
-        of its prototypes (D x W, padded with -1)."""
+        """The life domains' prototype vectors (float32, one row each) and, per domain, the rows
+        of its prototypes (D x W, padded with the index one past the last row)."""
         if self._domains is None:
             prototypes = domain_prototypes()
             width = max(len(p) for p in prototypes)
-            rows = np.full((len(prototypes), width), -1, dtype=np.int64)
+            total = sum(len(p) for p in prototypes)
+            rows = np.full((len(prototypes), width), total, dtype=np.int64)
             texts: list[str] = []
             for d, group in enumerate(prototypes):
                 rows[d, : len(group)] = np.arange(len(texts), len(texts) + len(group))
                 texts.extend(group)
-            self._domains = (np.asarray(self._vectors(texts), dtype=np.float64), rows)
+            self._domains = (np.asarray(self._vectors(texts), dtype=np.float32), rows)
         return self._domains
 
     def domain_affinity(self, vectors: np.ndarray) -> np.ndarray:
         """How well each text (rows of ``vectors``) fits each life domain: the mean similarity
-        of its two closest prototypes of that domain (n x D)."""
+        of its two closest prototypes of that domain (n x D, float64)."""
         prototypes, rows = self._domain_matrix()
-        similarity = np.asarray(vectors, dtype=np.float64) @ prototypes.T
-        grouped = np.where(rows >= 0, similarity[:, rows], -np.inf)
-        return np.asarray(np.partition(grouped, -2, axis=2)[:, :, -2:].mean(axis=2))
+        texts = np.asarray(vectors, dtype=np.float32)
+        similarity = np.empty((len(texts), len(prototypes) + 1), dtype=np.float32)
+        np.matmul(texts, prototypes.T, out=similarity[:, :-1])
+        similarity[:, -1] = -np.inf  # the padding's column
+        grouped = similarity[:, rows]
+        best = grouped.max(axis=2)
+        # the second best: the best again with the best's place knocked out (cheaper than a sort)
+        np.put_along_axis(grouped, grouped.argmax(axis=2)[:, :, None], -np.inf, axis=2)
+        return np.asarray((best + grouped.max(axis=2)) / 2.0, dtype=np.float64)
 
     def warm_up(self, questions: Mapping[str, Question] | None = None) -> None:
         """Embed the banks (and ``questions``' texts) now rather than on the first turn, in both
@@ -643,16 +654,46 @@ class EmbeddedDecider(BaseDecider):
         subjects = np.asarray(subject_vectors, dtype=np.float64)
         state = np.asarray(state_vector, dtype=np.float64)
         cosine = subjects @ state
-        generic = subjects @ self._generic_bank().T
-        k = min(p.debias_k, generic.shape[1])
-        typical = np.partition(generic, generic.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+        terms = self.record_terms(subject_vectors)
+        typical, affinity = terms[:, 0], terms[:, 1:]
         # How well the memory fits the life domains the message is about, relative to how well
         # it fits domains in general: "dinner" reaches "peanut allergy" through food.
         state_domains = _softmax_rows(self.domain_affinity(state[None, :]), p.domain_temperature)[0]
-        affinity = self.domain_affinity(subjects)
         centred = affinity - affinity.mean(axis=1, keepdims=True)
         domain = centred @ state_domains
         return cosine, typical, domain, state_domains, centred
+
+    def record_terms(self, subject_vectors: np.ndarray) -> np.ndarray:
+        """What the judge knows of each subject (rows of ``subject_vectors``) before any message:
+        its typical similarity to unrelated messages, then its affinity to each life domain
+        (n x 1 + D, float64). Cached by vector (LRU, ``record_cache_size``): the products with
+        the banks are most of a judge's time, and a user's records recur across turns."""
+        vectors = np.asarray(subject_vectors, dtype=np.float32)
+        keys = [row.tobytes() for row in vectors]
+        with self._lock:
+            found = [self._record_terms.get(key) for key in keys]
+        missing = [i for i, row in enumerate(found) if row is None]
+        if missing:
+            fresh = vectors[missing]
+            generic = fresh @ self._generic_bank().T
+            k = min(self.params.debias_k, generic.shape[1])
+            typical = np.partition(generic, generic.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+            computed = np.column_stack([typical.astype(np.float64), self.domain_affinity(fresh)])
+            for i, row in zip(missing, computed, strict=True):
+                found[i] = row
+        with self._lock:
+            for key, row in zip(keys, found, strict=True):
+                self._record_terms[key] = row
+                self._record_terms.move_to_end(key)
+            while len(self._record_terms) > self.params.record_cache_size:
+                self._record_terms.popitem(last=False)
+        return np.stack(found) if found else np.zeros((0, 1 + len(domain_names())))
+
+    def forget_records(self) -> None:
+        """Drop the cached judge terms of records (:meth:`record_terms`): the next turn judges
+        its records as if it had never seen them (``recallwise bench latency`` times both)."""
+        with self._lock:
+            self._record_terms.clear()
 
     def judge_scores(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> np.ndarray:
         """Debiased similarities of the state to each subject (rows of ``subject_vectors``)."""

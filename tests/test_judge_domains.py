@@ -1,0 +1,85 @@
+"""The embedded judge's life domains: each domain's prototypes, a text's affinity to a domain (the
+mean of its two closest prototypes), and the per-record cache of what the judge knows of a record
+before any message."""
+
+import json
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from recallwise.deciders.embedded import EmbeddedDecider, EmbeddedParams, domain_names, domain_prototypes
+
+RECORDS = [
+    "The user is allergic to peanuts.",
+    "The user always books an aisle seat.",
+    "The user's go-to is a decaf oat flat white.",
+    "The user writes mostly Python.",
+]
+
+
+@pytest.fixture(scope="module")
+def decider() -> EmbeddedDecider:
+    return EmbeddedDecider()
+
+
+def test_each_domain_is_its_description_and_the_things_it_lists() -> None:
+    bank = json.loads(resources.files("recallwise.data").joinpath("domains.json").read_text())
+    prototypes = domain_prototypes()
+    assert [p[0] for p in prototypes] == [d["description"] for d in bank]
+    assert len(prototypes) == len(domain_names())
+    food = prototypes[domain_names().index("food")]
+    # "food allergies and intolerances" is two things; the closing full stop is not part of one
+    assert "food allergies" in food and "intolerances" in food and "ingredients they dislike" in food
+    for group in prototypes:
+        assert len(group) >= 3 and len(set(group)) == len(group) and all(p.strip() == p for p in group)
+
+
+def test_affinity_is_the_mean_of_the_two_closest_prototypes(decider: EmbeddedDecider) -> None:
+    vectors = decider.embedder.embed(RECORDS)
+    affinity = decider.domain_affinity(vectors)
+    assert affinity.shape == (len(RECORDS), len(domain_names()))
+    for d, group in enumerate(domain_prototypes()):
+        similarity = np.sort(vectors @ decider.embedder.embed(group).T, axis=1)
+        assert np.allclose(affinity[:, d], similarity[:, -2:].mean(axis=1), atol=1e-5)
+    names = domain_names()
+    best = [names[i] for i in affinity.argmax(axis=1)]
+    assert best[1] == "travel" and best[3] == "coding"
+
+
+def test_the_peanut_allergy_bears_on_dinner_and_the_aisle_seat_does_not(decider: EmbeddedDecider) -> None:
+    message, records = decider.embedder.embed(["What should I have for dinner?"]), decider.embedder.embed(RECORDS)
+    _, _, domain, message_domains, _ = decider._judge_terms(message[0], records)
+    assert domain_names()[int(np.argmax(message_domains))] == "food"
+    assert domain[0] > domain[1] and domain[0] > domain[3]
+
+
+def test_record_terms_are_cached_by_vector_and_forgotten_on_request() -> None:
+    decider = EmbeddedDecider(params=EmbeddedParams(record_cache_size=3))
+    vectors = decider.embedder.embed(RECORDS)
+    first = decider.record_terms(vectors)
+    assert first.shape == (len(RECORDS), 1 + len(domain_names()))
+    assert len(decider._record_terms) == 3  # the least recently used one was evicted
+    assert vectors[0].astype(np.float32).tobytes() not in decider._record_terms
+    cached = decider._record_terms[vectors[1].astype(np.float32).tobytes()]
+    again = decider.record_terms(vectors[1:])
+    assert np.array_equal(again, first[1:])  # the cached rows, stacked
+    assert decider._record_terms[vectors[1].astype(np.float32).tobytes()] is cached
+    # what is cached is what a fresh decider computes
+    fresh = EmbeddedDecider(params=EmbeddedParams(record_cache_size=0))
+    assert np.allclose(fresh.record_terms(vectors), first)
+    assert len(fresh._record_terms) == 0
+    decider.forget_records()
+    assert len(decider._record_terms) == 0
+    assert np.allclose(decider.record_terms(vectors), first)
+
+
+def test_episodic_judging_reads_no_life_domains(decider: EmbeddedDecider) -> None:
+    """``judge_domains=False``: the ranking score has no life-domain term (it ranked LoCoMo's
+    evidence worse)."""
+    message, records = decider.embedder.embed(["What should I have for dinner?"]), decider.embedder.embed(RECORDS)
+    episodic = decider.without_domain_table()
+    cosine, typical, domain, _, _ = decider._judge_terms(message[0], records)
+    assert episodic.params.domain_weight == 0.0
+    assert np.allclose(episodic.judge_scores(message[0], records), cosine - typical)
+    assert not np.allclose(decider.judge_scores(message[0], records), cosine - typical)
