@@ -192,7 +192,9 @@ async def test_user_ids_that_are_not_recallwise_ids_still_work():
     service = InMemoryMemoryService()
     await service.add_session_to_memory(past_session(user="Sam Smith / ops"))
     gated = GatedMemoryService(service)
-    assert drink_memories_ok(texts(await gated.search_memory(app_name=APP, user_id="Sam Smith / ops", query=DRINK)))
+    assert drink_memories_ok(
+        texts(await gated.search_memory(app_name=APP, user_id="Sam Smith / ops", query=DRINK))
+    )
 
 
 # ---- a real Runner + Agent driven by a scripted model --------------------------------------
@@ -390,7 +392,11 @@ def test_the_example_runs_offline(tmp_path):
     stock, gated = done.stdout.split("== gated\n", 1)
     assert "user: Hello!\n  model received 1:" in stock
     assert "user: Hello!\n  model received 0: []" in gated
-    drink_turn = gated.split("user: What should I drink this afternoon?\n  model received ", 1)[1].split("\n", 1)[0]
-    assert drink_turn.startswith(("1: ['I only drink decaf oat flat whites.'", "2: ['I only drink decaf oat flat whites.'"))
+    drink_turn = gated.split("user: What should I drink this afternoon?\n  model received ", 1)[1].split(
+        "\n", 1
+    )[0]
+    assert drink_turn.startswith(
+        ("1: ['I only drink decaf oat flat whites.'", "2: ['I only drink decaf oat flat whites.'")
+    )
     assert "aisle" not in drink_turn and "Lena" not in drink_turn and "Python" not in drink_turn
     assert "gate opened 2, closed 2" in done.stdout and "OK: no errors" in done.stdout

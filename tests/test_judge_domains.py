@@ -48,7 +48,10 @@ def test_affinity_is_the_mean_of_the_two_closest_prototypes(decider: EmbeddedDec
 
 
 def test_the_peanut_allergy_bears_on_dinner_and_the_aisle_seat_does_not(decider: EmbeddedDecider) -> None:
-    message, records = decider.embedder.embed(["What should I have for dinner?"]), decider.embedder.embed(RECORDS)
+    message, records = (
+        decider.embedder.embed(["What should I have for dinner?"]),
+        decider.embedder.embed(RECORDS),
+    )
     _, _, domain, message_domains, _ = decider._judge_terms(message[0], records)
     assert domain_names()[int(np.argmax(message_domains))] == "food"
     assert domain[0] > domain[1] and domain[0] > domain[3]
@@ -77,9 +80,12 @@ def test_record_terms_are_cached_by_vector_and_forgotten_on_request() -> None:
 def test_episodic_judging_reads_no_life_domains(decider: EmbeddedDecider) -> None:
     """``judge_domains=False``: the ranking score has no life-domain term (it ranked LoCoMo's
     evidence worse)."""
-    message, records = decider.embedder.embed(["What should I have for dinner?"]), decider.embedder.embed(RECORDS)
+    message, records = (
+        decider.embedder.embed(["What should I have for dinner?"]),
+        decider.embedder.embed(RECORDS),
+    )
     episodic = decider.without_domain_table()
-    cosine, typical, domain, _, _ = decider._judge_terms(message[0], records)
+    cosine, typical, _, _, _ = decider._judge_terms(message[0], records)
     assert episodic.params.domain_weight == 0.0
     assert np.allclose(episodic.judge_scores(message[0], records), cosine - typical)
     assert not np.allclose(decider.judge_scores(message[0], records), cosine - typical)

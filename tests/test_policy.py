@@ -82,6 +82,41 @@ def test_relative_keep_rule(seeded):
     assert kept == {"fact number 11 about tea", "fact number 10 about tea", "fact number 9 about tea"}
 
 
+def test_a_turn_the_gate_barely_opened_keeps_only_its_clearest_records(seeded):
+    """P(a record belongs) = P(memory is needed) x P(it belongs when it is): the absolute threshold
+    reads p x the gate's p when the gate opened on it (``keep_by_gate``, on by default)."""
+    judge = {"prefers green tea": 0.9, "fact number 1 about tea": 0.3, "fact number 2 about tea": 0.1}
+    for gate, kept in ((1.0, 3), (0.4, 2), (0.16, 1)):
+        p = RecallPolicy(
+            seeded,
+            decider=scripted(gate, judge, 0.0),
+            namespaces=NS,
+            gate_threshold=0.15,
+            judge_threshold=0.05,
+            keep="absolute",
+        )
+        r = p.recall("tea", actor_id="u")
+        assert len(r.records) == kept, gate
+        if gate < 1.0:
+            assert f"p x the gate's {gate:.2f} >= 0.05" in r.trace.keep_rule
+            dropped = [c.reason for c in r.trace.candidates if c.text == "fact number 2 about tea"]
+            assert dropped == [f"p 0.10 x {gate:.2f} < 0.05"]
+    # off: the threshold reads p alone (episodic memories' options turn it off)
+    off = RecallPolicy(
+        seeded,
+        decider=scripted(0.2, judge, 0.0),
+        namespaces=NS,
+        gate_threshold=0.15,
+        judge_threshold=0.05,
+        keep="absolute",
+        keep_by_gate=False,
+    )
+    assert len(off.recall("tea", actor_id="u").records) == 3
+    assert recallwise.policy.EPISODIC_OPTIONS["keep_by_gate"] is False
+    with pytest.raises(recallwise.UsageError, match="by_gate must be True or False"):
+        RecallPolicy(seeded, keep_by_gate="yes")
+
+
 def test_decider_failure_fails_open_and_is_counted(seeded):
     p = RecallPolicy(seeded, decider=ScriptedDecider.failing(ConnectionError("decider down")), namespaces=NS)
     r = p.recall("tea", actor_id="u")

@@ -108,11 +108,13 @@ def episodes(real_store):
 def test_the_episodic_options_are_off_by_default_and_are_the_fitted_values():
     assert RecallOptions().keep.conversation_rescore is None and RecallOptions().keep.adaptive_budget is None
     assert RecallOptions().keep.rule == "both" and RecallOptions().keep.judge_domains
+    assert RecallOptions().keep.by_gate
     assert dict(EPISODIC_OPTIONS) == {
         "conversation_rescore": CONVERSATION_WEIGHTS,
         "adaptive_budget": ADAPTIVE_BUDGET,
         "keep": "absolute",
         "judge_domains": False,
+        "keep_by_gate": False,
     }
     with pytest.raises(UsageError, match="ConversationWeights or None"):
         KeepOptions(conversation_rescore=True)  # type: ignore[arg-type]

@@ -671,16 +671,17 @@ class EmbeddedDecider(BaseDecider):
         vectors = np.asarray(subject_vectors, dtype=np.float32)
         keys = [row.tobytes() for row in vectors]
         with self._lock:
-            found = [self._record_terms.get(key) for key in keys]
-        missing = [i for i, row in enumerate(found) if row is None]
+            cached = [self._record_terms.get(key) for key in keys]
+        missing = [i for i, row in enumerate(cached) if row is None]
+        computed: dict[int, np.ndarray] = {}
         if missing:
             fresh = vectors[missing]
             generic = fresh @ self._generic_bank().T
             k = min(self.params.debias_k, generic.shape[1])
             typical = np.partition(generic, generic.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
-            computed = np.column_stack([typical.astype(np.float64), self.domain_affinity(fresh)])
-            for i, row in zip(missing, computed, strict=True):
-                found[i] = row
+            rows = np.column_stack([typical.astype(np.float64), self.domain_affinity(fresh)])
+            computed = dict(zip(missing, rows, strict=True))
+        found = [row if row is not None else computed[i] for i, row in enumerate(cached)]
         with self._lock:
             for key, row in zip(keys, found, strict=True):
                 self._record_terms[key] = row

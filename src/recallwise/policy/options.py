@@ -66,6 +66,7 @@ EPISODIC_OPTIONS: Mapping[str, Any] = MappingProxyType(
         "adaptive_budget": ADAPTIVE_BUDGET,
         "keep": "absolute",
         "judge_domains": False,
+        "keep_by_gate": False,
     }
 )
 
@@ -192,10 +193,19 @@ class KeepOptions:
     #: where both rank LoCoMo's evidence worse (dev recall at <= 5 records 0.7414 without the
     #: term, 0.7343 with it). Embedded decider only (another decider is left as it is).
     judge_domains: bool = True
+    #: Whether the absolute threshold reads a record's p times the turn's need for memory: the
+    #: gate's p when the gate opened on it, else 1 (opened by a name in the store, a follow-up, a
+    #: failed gate or no gate). P(the record belongs) = P(memory is needed) x P(it belongs when
+    #: memory is needed): a turn the gate opened on barely keeps only its clearest records. On the
+    #: outside calibration split it halved the records kept on general requests that the gate
+    #: opened on (0.88 -> 0.38 a turn, `BENCHMARKS.md`) at the same right records kept. Off for
+    #: episodic memories, whose options were fitted without it.
+    by_gate: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.judge_domains, bool):
-            raise UsageError(f"judge_domains must be True or False, got {self.judge_domains!r}")
+        for name in ("judge_domains", "by_gate"):
+            if not isinstance(getattr(self, name), bool):
+                raise UsageError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.rule not in ("absolute", "relative", "both"):
             raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {self.rule!r}")
         _at_least(self.relevance_score, 0.0, "relevance_score")
@@ -316,6 +326,7 @@ FLAT_NAMES: Mapping[str, tuple[str, str | None]] = MappingProxyType(
         "conversation_rescore": ("keep", "conversation_rescore"),
         "adaptive_budget": ("keep", "adaptive_budget"),
         "judge_domains": ("keep", "judge_domains"),
+        "keep_by_gate": ("keep", "by_gate"),
         "max_records": ("limits", "max_records"),
         "max_record_chars": ("limits", "max_record_chars"),
         "max_context_chars": ("limits", "max_context_chars"),

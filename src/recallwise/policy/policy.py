@@ -415,6 +415,7 @@ class RecallPolicy:
                 self.thresholds["judge_relative"],
                 turn.max_records,
                 budget,
+                stages.need_of(turn) if o.by_gate else 1.0,
             )
 
         stages.keep_judged(turn, candidates, judged, rule)

@@ -441,6 +441,17 @@ def adaptive_keep_count(turn: Turn, scores: np.ndarray, budget: AdaptiveBudget) 
     return count
 
 
+def need_of(turn: Turn) -> float:
+    """The turn's need for memory (``KeepOptions.by_gate``): the gate's p when the gate opened
+    on it; 1 when something else opened the turn (a name in the store, a follow-up, a failed
+    gate, no gate)."""
+    trace = turn.trace
+    p, threshold = trace.gate_p, trace.gate_threshold
+    if p is None or threshold is None or p < threshold or turn.follow_up:
+        return 1.0
+    return min(1.0, float(p))
+
+
 def apply_keep_rule(
     candidates: list[Candidate],
     rule: KeepRule,
@@ -448,17 +459,21 @@ def apply_keep_rule(
     delta: float,
     max_records: int | None,
     budget: int | None = None,
+    need: float = 1.0,
 ) -> str:
     """Mark candidates kept or dropped (with the reason); returns the rule as text.
 
     ``budget``: the adaptive keep budget's count this turn (:func:`adaptive_keep_count`), kept
-    after the thresholds and under ``max_records``.
+    after the thresholds and under ``max_records``. ``need``: the turn's need for memory
+    (:func:`need_of`); the absolute threshold reads p x need.
     """
     probs = [c.judge_p for c in candidates if c.judge_p is not None]
     best = max(probs) if probs else 0.0
     rules = []
     if rule in ("absolute", "both"):
-        rules.append(f"p >= {absolute:.3g}")
+        rules.append(
+            f"p >= {absolute:.3g}" if need >= 1.0 else f"p x the gate's {need:.2f} >= {absolute:.3g}"
+        )
     if rule in ("relative", "both") and delta < 1.0:  # a delta of 1 keeps every record: off
         rules.append(f"p >= best - {delta:.3g}")
     if budget is not None:
@@ -468,8 +483,10 @@ def apply_keep_rule(
     for i in order:
         c = candidates[i]
         p = c.judge_p if c.judge_p is not None else 0.0
-        if rule in ("absolute", "both") and p < absolute:
-            c.reason = f"p {p:.2f} < {absolute:.3g}"
+        if rule in ("absolute", "both") and p * need < absolute:
+            c.reason = (
+                f"p {p:.2f} < {absolute:.3g}" if need >= 1.0 else f"p {p:.2f} x {need:.2f} < {absolute:.3g}"
+            )
         elif rule in ("relative", "both") and p < best - delta:
             c.reason = f"p {p:.2f} < best {best:.2f} - {delta:.3g}"
         elif max_records is not None and kept >= max_records:

@@ -78,6 +78,7 @@ __all__ = [
     "keep_rule",
     "keep_threshold",
     "platt",
+    "set_needs",
 ]
 
 Progress = Callable[[int], None]
@@ -713,8 +714,9 @@ class KeepRule:
     relative: float | None = 0.5
     max_records: int | None = None
 
-    def kept(self, p: np.ndarray) -> np.ndarray:
-        """Which records of one turn are kept (bool per record), as the policy keeps them."""
+    def kept(self, p: np.ndarray, need: float = 1.0) -> np.ndarray:
+        """Which records of one turn are kept (bool per record), as the policy keeps them;
+        ``need``: the turn's need for memory (``KeepOptions.by_gate``)."""
         candidates = [
             Candidate(id=str(i), namespace="", text="", score=0.0, judge_p=float(v)) for i, v in enumerate(p)
         ]
@@ -724,6 +726,7 @@ class KeepRule:
             self.absolute,
             self.relative if self.relative is not None else 1.0,
             self.max_records,
+            need=need,
         )
         return np.array([c.kept for c in candidates], dtype=bool)
 
@@ -746,6 +749,22 @@ class JudgedTurn:
     lexical: dict[str, float]
     #: the records' texts, as the judge reads them
     texts: list[str]
+    #: the turn's need for memory as the policy reads it (``KeepOptions.by_gate``): the current
+    #: gate's p when it opens on the turn, else 1 (:func:`set_needs`)
+    need: float = 1.0
+
+
+def set_needs(judged: Sequence[JudgedTurn], decider: EmbeddedDecider, vectors: Any = None) -> None:
+    """Each turn's need for memory, as the policy reads it: the decider's gate p where its gate
+    opens (at the embedded decider's configured gate threshold), else 1."""
+    from ..policy.thresholds import Thresholds
+
+    if not judged:
+        return
+    threshold = Thresholds.resolve("embedded", head=decider.head_thresholds()).values.get("gate", 0.5)
+    gate = current_gate_p(decider, [j.turn.text or "" for j in judged], vectors or _Vectors(decider))
+    for j, p in zip(judged, gate, strict=True):
+        j.need = min(1.0, float(p)) if p >= threshold else 1.0
 
 
 def _judge_checked(turns: Sequence[LabelledTurn], what: str) -> list[LabelledTurn]:
@@ -873,7 +892,7 @@ def judge_metrics(
     y = np.concatenate([j.labels for j in judged]) if judged else np.zeros(0, dtype=bool)
     aucs, right, kept_requests, kept_general, first = [], [], [], [], []
     for j, probs in zip(judged, probabilities, strict=True):
-        kept = keep.kept(np.asarray(probs)) if len(probs) else np.zeros(0, dtype=bool)
+        kept = keep.kept(np.asarray(probs), j.need) if len(probs) else np.zeros(0, dtype=bool)
         relevant = int(j.labels.sum()) + j.missed
         if relevant:
             right.append(float((kept & j.labels).sum()) / relevant)
@@ -914,9 +933,13 @@ KEEP_RELATIVE = NO_RELATIVE
 KEEP_GRID: tuple[float, ...] = tuple(round(x, 3) for x in np.arange(0.001, 0.951, 0.001))
 
 
-def _requests(judged: Sequence[JudgedTurn], probabilities: Sequence[np.ndarray]) -> list[np.ndarray]:
-    out = [np.asarray(p) for j, p in zip(judged, probabilities, strict=True) if j.labels.any() or j.missed]
-    return out or [np.asarray(p) for p in probabilities]
+def _requests(
+    judged: Sequence[JudgedTurn], probabilities: Sequence[np.ndarray]
+) -> list[tuple[np.ndarray, float]]:
+    """Each request's p and need (a turn with a right record; every turn when none has one)."""
+    pairs = [(np.asarray(p), j.need) for j, p in zip(judged, probabilities, strict=True)]
+    out = [pair for j, pair in zip(judged, pairs, strict=True) if j.labels.any() or j.missed]
+    return out or pairs
 
 
 def keep_threshold(
@@ -929,7 +952,7 @@ def keep_threshold(
     ``budget`` records on average, with the relative rule ``p >= best - relative`` on top."""
     requests = _requests(judged, probabilities)
     for t in KEEP_GRID:
-        kept = [((p >= t) & (p >= p.max() - relative)).sum() if len(p) else 0 for p in requests]
+        kept = [((p * need >= t) & (p >= p.max() - relative)).sum() if len(p) else 0 for p, need in requests]
         if float(np.mean(kept)) <= budget:
             return t
     return KEEP_GRID[-1]
@@ -985,6 +1008,8 @@ def fit_judge_head(
         if calibration
         else judged
     )
+    # the keep threshold is chosen, and graded, as the policy keeps: by p x the turn's need
+    set_needs(graded, decider, vectors)
     notes: list[str] = []
     spaces: dict[str, SpaceWeights] = {}
     fitted: dict[str, dict[str, Any]] = {}
