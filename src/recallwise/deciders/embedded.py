@@ -92,7 +92,8 @@ class EmbeddedParams:
     #: multilingual vectors of messages and judged records kept per decider (LRU)
     multilingual_cache_size: int = 4096
     #: judged records whose message-free judge terms (typical similarity, life-domain
-    #: affinities) are kept per decider (LRU, by vector): a user's records recur across turns
+    #: affinities) are kept per decider (LRU, by vector; about 2 KB each, 16 MB when full): a
+    #: user's records recur across turns
     record_cache_size: int = 8192
     #: whether the judge reads the life domains: a head fitted with the life-domain table
     #: (``tune judge --domain-table``) reads it, and the ranking score has its life-domain term.
