@@ -458,9 +458,9 @@ class EmbeddedDecider(BaseDecider):
         """How well each text (rows of ``vectors``) fits each life domain: the mean similarity
         of its two closest prototypes of that domain (n x D, float64)."""
         prototypes, rows = self._domain_matrix()
-        texts = np.asarray(vectors, dtype=np.float32)
-        similarity = np.empty((len(texts), len(prototypes) + 1), dtype=np.float32)
-        np.matmul(texts, prototypes.T, out=similarity[:, :-1])
+        given = np.asarray(vectors, dtype=np.float32)
+        similarity = np.empty((len(given), len(prototypes) + 1), dtype=np.float32)
+        np.matmul(given, prototypes.T, out=similarity[:, :-1])
         similarity[:, -1] = -np.inf  # the padding's column
         grouped = similarity[:, rows]
         best = grouped.max(axis=2)

@@ -757,11 +757,9 @@ class JudgedTurn:
 def set_needs(judged: Sequence[JudgedTurn], decider: EmbeddedDecider, vectors: Any = None) -> None:
     """Each turn's need for memory, as the policy reads it: the decider's gate p where its gate
     opens (at the embedded decider's configured gate threshold), else 1."""
-    from ..policy.thresholds import Thresholds
-
     if not judged:
         return
-    threshold = Thresholds.resolve("embedded", head=decider.head_thresholds()).values.get("gate", 0.5)
+    threshold = _policy_thresholds(decider).get("gate", 0.5)
     gate = current_gate_p(decider, [j.turn.text or "" for j in judged], vectors or _Vectors(decider))
     for j, p in zip(judged, gate, strict=True):
         j.need = min(1.0, float(p)) if p >= threshold else 1.0
@@ -1105,8 +1103,13 @@ def fit_judge_head(
     )
 
 
-def _default_keep(decider: EmbeddedDecider) -> KeepRule:
+def _policy_thresholds(decider: EmbeddedDecider) -> dict[str, float]:
+    """The thresholds a default policy over ``decider`` uses (its heads' operating points)."""
     from ..policy.thresholds import Thresholds
 
-    values = Thresholds.resolve("embedded", head=decider.head_thresholds()).values
+    return dict(Thresholds.resolve("embedded", head=decider.head_thresholds()).values)
+
+
+def _default_keep(decider: EmbeddedDecider) -> KeepRule:
+    values = _policy_thresholds(decider)
     return KeepRule(values.get("judge", 0.5), values.get("judge_relative", 0.5))
