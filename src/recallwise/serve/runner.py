@@ -38,7 +38,7 @@ class Settings:
     decider_url: str | None = None
     embedder: str | None = None
     namespaces: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_NAMESPACES))
-    limits: dict[str, float] = field(default_factory=dict)
+    limits: dict[str, Any] = field(default_factory=dict)
     max_batch: int = 16
     batch_embeddings: bool = True
     threads: int = 64
