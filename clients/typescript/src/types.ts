@@ -721,6 +721,11 @@ export interface components {
              * @constant
              */
             status: "ok";
+            /**
+             * Version
+             * @description the recallwise release answering (`recallwise --version`)
+             */
+            version: string;
         };
         /**
          * JudgeCandidateIn
