@@ -225,7 +225,7 @@ def test_bench_extract_json(data_dir, capsys):
     speed = report["speed"]
     assert speed["conversations_timed"] == 1 and 0 < speed["extract_p50_ms"] <= speed["p50_ms"]
     assert speed["ingest"]["conversations"] == 200 and speed["ingest"]["messages"] == 200 * 5 + 100 * 5
-    assert speed["ingest"]["seconds"] > 0
+    assert speed["ingest"]["seconds"] > 0 and speed["ingest"]["cpu_seconds"] > 0
     assert report["errors"] == []
 
 
@@ -253,7 +253,12 @@ def test_wrong_topics_and_request_words_are_counted(tmp_path):
     assert report["preference_stored"] == 1.0 and report["request_words"] == 0
     assert report["topic_graded"] == 3 and report["topic_wrong"] == 2
     assert {e["id"] for e in report["examples"]["topic_wrong"]} == {"t2", "t3"}
-    assert report["speed"]["ingest"] == {"conversations": 0, "messages": 0, "seconds": None}
+    assert report["speed"]["ingest"] == {
+        "conversations": 0,
+        "messages": 0,
+        "seconds": None,
+        "cpu_seconds": None,
+    }
 
 
 def test_a_negative_ingest_count_is_a_usage_error(data_dir, capsys):

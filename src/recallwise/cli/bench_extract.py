@@ -102,7 +102,7 @@ def _print_text(result: ExtractBenchResult) -> None:
     ingest = speed["ingest"]
     print(
         f"ingest: {ingest['conversations']} conversations ({ingest['messages']} messages), events and "
-        f"records into one SQLite file, {ingest['seconds']} s"
+        f"records into one SQLite file, {ingest['seconds']} s ({ingest['cpu_seconds']} CPU s)"
     )
     if result.errors:
         print(f"{len(result.errors)} extraction error(s); first: {result.errors[0]}")
