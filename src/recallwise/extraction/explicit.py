@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Request", "explicit_request"]
+__all__ = ["Request", "explicit_request", "foreign_request", "only_request"]
 
 # "oh and", "also", "hey", "ok so": openers before the request
 _OPENER = r"(?:(?:oh|and|also|hey|ok|okay|so|btw|by the way|one more thing|actually|just)[,!]?\s+)*"
@@ -114,3 +114,31 @@ def explicit_request(sentence: str) -> Request | None:
 def only_request(sentence: str) -> bool:
     """Whether ``sentence`` is a request to remember and nothing else ("Please remember this:")."""
     return bool(_ONLY_REQUEST.match(sentence.strip()))
+
+
+# A request to remember in another language the gate speaks: the rules rewrite English only, so it is
+# not stored, but the caller is told so (never silence).
+_FOREIGN = {
+    "French": r"(?:souviens-toi|souvenez-vous|rappelle-toi|rappelez-vous|n'oublie pas|n'oubliez pas|"
+    r"note(?:z)? que|retiens|retenez|garde(?:z)? en (?:tête|mémoire)|pour mémoire)",
+    "Spanish": r"(?:recuerda|recuerde|acuérdate|no olvides|no olvide|ten en cuenta|tenga en cuenta|anota|"
+    r"apunta)",
+    "German": r"(?:merk dir|merke dir|merken sie sich|vergiss nicht|vergessen sie nicht|denk daran|"
+    r"denken sie daran|notier(?:e)?|bitte merken)",
+    "Italian": r"(?:ricorda|ricordati|ricordi|non dimenticare|tieni (?:a mente|presente)|prendi nota|annota)",
+    "Portuguese": r"(?:lembre-se|lembra-te|lembra|não esqueça|não se esqueça|não te esqueças|anote|"
+    r"tenha em mente)",
+    "Dutch": r"(?:onthoud|vergeet niet|denk eraan|noteer|houd er rekening mee)",
+}
+_PLEASE = r"(?:(?:s'il te plaît|s'il vous plaît|por favor|bitte|per favore|alsjeblieft),?\s+)?"
+_FOREIGN_REQUEST = {
+    language: re.compile(rf"^{_OPENER}{_PLEASE}{words}\b", re.IGNORECASE)
+    for language, words in _FOREIGN.items()
+}
+
+
+def foreign_request(text: str) -> str | None:
+    """The language of a request to remember said in French, Spanish, German, Italian, Portuguese or
+    Dutch ("Souviens-toi que je suis végétarien"), else None."""
+    said = text.strip()
+    return next((language for language, pattern in _FOREIGN_REQUEST.items() if pattern.match(said)), None)
