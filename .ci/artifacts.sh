@@ -26,7 +26,7 @@ py=$(command -v python)
 logged() { "$@" >"$work/step.log" 2>&1 || { grep -v '^WARNING: Location' "$work/step.log" | tail -30; echo "failed: $*"; exit 1; }; }
 
 echo "== artifacts: a clean tree"
-rev=$(git -C "$root" stash create)
+rev=$(git -C "$root" -c user.name=artifacts -c user.email=artifacts@localhost stash create)
 untracked=$(git -C "$root" ls-files --others --exclude-standard | head -5)
 [ -z "$untracked" ] || echo "note: untracked files are not in the artifacts (git add them): $untracked"
 mkdir "$work/tree"
