@@ -31,22 +31,17 @@ from recallwise.policy.log import DecisionLog
 from recallwise.policy.wording import GATE, gate_question, judge_question
 from recallwise.stores import SQLiteStore
 from recallwise.tuning import metrics
-from recallwise.tuning.heads import (
-    GATE_SEEDS,
+from recallwise.tuning.fitting import fit_logistic, fit_perceptron, fit_perceptrons, platt
+from recallwise.tuning.gate_head import GATE_SEEDS, fit_gate_head, operating_threshold
+from recallwise.tuning.heads import MIN_TURNS
+from recallwise.tuning.judge_head import (
     KEEP_RELATIVE,
-    MIN_TURNS,
     RECORDS_PER_REQUEST,
     JudgedTurn,
     KeepRule,
-    fit_gate_head,
     fit_judge_head,
-    fit_logistic,
-    fit_perceptron,
-    fit_perceptrons,
     keep_rule,
     keep_threshold,
-    operating_threshold,
-    platt,
 )
 from recallwise.tuning.labelled import (
     LabelledTurn,

@@ -27,7 +27,8 @@ from ..tuning import (
 )
 from ..tuning.candidates import Role, WordingCandidate
 from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
-from ..tuning.heads import OPEN_RATE, RECORDS_PER_REQUEST
+from ..tuning.gate_head import OPEN_RATE
+from ..tuning.judge_head import RECORDS_PER_REQUEST
 from . import progress_bar, report
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 

@@ -1,8 +1,8 @@
 """Refitting the learned gate or judge head on labelled turns: the one call behind
 ``recallwise tune gate|judge`` and the decision inspector's refit preview.
 
-Both run :func:`fit_head` (which calls :func:`~recallwise.tuning.heads.fit_gate_head` or
-:func:`~recallwise.tuning.heads.fit_judge_head`) with the current decider and its thresholds, and
+Both run :func:`fit_head` (which calls :func:`~recallwise.tuning.gate_head.fit_gate_head` or
+:func:`~recallwise.tuning.judge_head.fit_judge_head`) with the current decider and its thresholds, and
 both read a decision log's labels through :func:`logged_turns` (the labels' texts from the log; the
 turns labelled for the head fitted, the others left out), so the preview on a server and the CLI
 on the same labels report the same figures before and after.
@@ -25,7 +25,9 @@ from ..deciders.embedded import EmbeddedDecider
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy.config import CONFIG_ENV
-from ..tuning.heads import OPEN_RATE, RECORDS_PER_REQUEST, HeadFit, KeepRule, fit_gate_head, fit_judge_head
+from ..tuning.gate_head import OPEN_RATE, fit_gate_head
+from ..tuning.heads import HeadFit
+from ..tuning.judge_head import RECORDS_PER_REQUEST, KeepRule, fit_judge_head
 from ..tuning.labelled import LabelledTurn, labelled_turns_from_log
 
 __all__ = ["HEADS", "HeadName", "LoggedLabels", "fit_head", "logged_turns", "refit_commands"]
