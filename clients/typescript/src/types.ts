@@ -688,6 +688,11 @@ export interface components {
              * @constant
              */
             status: "ok";
+            /**
+             * Version
+             * @description the recallwise release answering (`recallwise --version`)
+             */
+            version: string;
         };
         /**
          * JudgeCandidateIn

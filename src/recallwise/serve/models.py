@@ -300,6 +300,7 @@ class Health(_Strict):
     """The reply of ``GET /healthz``."""
 
     status: Literal["ok"]
+    version: str = Field(description="the recallwise release answering (`recallwise --version`)")
 
 
 class Ready(_Strict):

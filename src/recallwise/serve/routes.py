@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse
 
+from .. import __version__
 from .access import LOCAL, Principal, ServiceError
 from .auth import presented_key
 from .metrics import Metrics
@@ -166,7 +167,7 @@ async def systemone(body: SystemOneIn, who: Who, service: Service) -> SystemOneO
 @api.get("/healthz", tags=["operations"])
 async def healthz() -> Health:
     """Alive (the process answers)."""
-    return Health(status="ok")
+    return Health(status="ok", version=__version__)
 
 
 @api.get("/readyz", tags=["operations"])
