@@ -30,12 +30,10 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def add_store(parser: argparse.ArgumentParser, *, demo: bool = False) -> None:
     """``--store URL``: required unless ``RECALLWISE_STORE`` names one; ``demo=True`` (the demo
     command alone) defaults to the demo store."""
-    from ..stores.urls import redact_url
-
     env = os.environ.get(STORE_ENV, "").strip() or None
     default = env or (DEMO_STORE if demo else None)
     if env is not None:
-        given = f"default {redact_url(env)}, from {STORE_ENV}"
+        given = f"default: ${STORE_ENV}"
     elif demo:
         given = f"default {DEMO_STORE}, the demo's own store"
     else:
@@ -46,7 +44,7 @@ def add_store(parser: argparse.ArgumentParser, *, demo: bool = False) -> None:
         "--store",
         default=default,
         metavar="URL",
-        # the help never shows a password a URL in the environment carries (redact_url)
+        # never the URL RECALLWISE_STORE holds: it may carry a password
         help=f"store URL: sqlite:///path.db, postgresql://..., agentcore://ID?region=... ({given})",
     )
     parser.set_defaults(store_required=True)
