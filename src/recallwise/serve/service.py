@@ -51,6 +51,7 @@ from .models import (
     ForgotActor,
     JudgeOut,
     JudgeVerdictOut,
+    MessageOutcomeOut,
     Ready,
     RecallOut,
     RecordOut,
@@ -432,6 +433,8 @@ class MemoryService:
                 RecordOut(id=r.id, text=r.text, namespace=actor.outward(r.namespace), strategy=r.strategy)
                 for r in written
             ],
+            messages=[MessageOutcomeOut(**m.as_dict()) for m in result.messages],
+            **({"note": result.why_nothing} if result.why_nothing else {}),
         )
 
     @property
