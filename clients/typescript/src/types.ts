@@ -570,6 +570,16 @@ export interface components {
              */
             memories_extracted?: number;
             /**
+             * Messages
+             * @description per message: what it stored, or why it stored nothing
+             */
+            messages?: components["schemas"]["MessageOutcomeOut"][];
+            /**
+             * Note
+             * @description why this write stored nothing (absent when it stored something)
+             */
+            note?: string | null;
+            /**
              * Records
              * @description the records added or updated (id, namespace, text, strategy)
              */
@@ -1036,6 +1046,31 @@ export interface components {
             /** Text */
             text: string;
         };
+        /**
+         * MessageOutcomeOut
+         * @description What one message of ``POST /v1/events`` stored, or why it stored nothing.
+         */
+        MessageOutcomeOut: {
+            /**
+             * Extracted
+             * @description memories found in the message
+             */
+            extracted: number;
+            /** Index */
+            index: number;
+            /**
+             * Reason
+             * @description why nothing was stored (absent when something was)
+             */
+            reason?: string | null;
+            /** Role */
+            role: string;
+            /**
+             * Stored
+             * @description of those, the ones that added or changed a record
+             */
+            stored: number;
+        };
         /** QuestionIn */
         QuestionIn: {
             /** Criteria */
@@ -1423,6 +1458,7 @@ export type LabelledTurnOut = components['schemas']['LabelledTurnOut'];
 export type LabelsIn = components['schemas']['LabelsIn'];
 export type LabelsOut = components['schemas']['LabelsOut'];
 export type MessageIn = components['schemas']['MessageIn'];
+export type MessageOutcomeOut = components['schemas']['MessageOutcomeOut'];
 export type QuestionIn = components['schemas']['QuestionIn'];
 export type Ready = components['schemas']['Ready'];
 export type RecallIn = components['schemas']['RecallIn'];
