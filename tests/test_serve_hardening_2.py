@@ -450,6 +450,13 @@ def test_n7_cross_site_requests_cannot_compute_or_write(loose, keyed):
         assert foreign.status_code == 403 and foreign.json()["error"]["field"] == "origin"
         assert c.post("/v1/records", json=body, headers={"origin": server.url}).status_code == 200
         assert c.delete("/v1/actors/x", headers=cross).status_code == 403
+        # behind a proxy that rewrites Host: the browser's own word (same-origin), or the proxy's
+        # X-Forwarded-Host, says the page is this site's
+        proxied = "https://memory.example.com"
+        same = {"origin": proxied, "sec-fetch-site": "same-origin"}
+        assert c.post("/v1/records", json=body, headers=same).status_code == 200
+        forwarded = {"origin": proxied, "x-forwarded-host": "memory.example.com"}
+        assert c.post("/v1/records", json=body, headers=forwarded).status_code == 200
 
 
 # ---- N8: numbers and booleans were converted from strings ----------------------------------------------
