@@ -150,9 +150,9 @@ def main() -> int:
         at_ready = _threads_cpu(pid)
         spy = None
         if shutil.which("py-spy"):
+            record = ["py-spy", "record", "--pid", str(pid), "--rate", str(args.rate), "--format", "raw"]
             spy = subprocess.Popen(
-                ["py-spy", "record", "--pid", str(pid), "--rate", str(args.rate), "--format", "raw"]
-                + ["--threads", "--nonblocking", "-o", str(out / "profile.raw")],
+                [*record, "--threads", "--nonblocking", "-o", str(out / "profile.raw")],
                 stdout=subprocess.DEVNULL,
                 stderr=(out / "py-spy.log").open("wb"),
             )
