@@ -419,3 +419,37 @@ def test_hook_a_missing_store_is_a_usage_error(monkeypatch, tmp_path):
     )
     assert done.returncode == 2 and done.stdout == ""
     assert not (tmp_path / "nope.db").exists()
+
+
+# ---- the examples' contract ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("example", "module"),
+    [
+        ("llamaindex_gated.py", "llama_index.core"),
+        ("agent_framework_gated.py", "agent_framework"),
+        ("openai_agents_gated.py", "agents"),
+        ("agno_gated.py", "agno"),
+    ],
+)
+def test_the_example_prints_the_turns_as_one_json_object(example, module, persona_url, tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    pytest.importorskip(module)
+    script = Path(__file__).resolve().parents[1] / "examples" / example
+    done = subprocess.run(
+        [sys.executable, str(script), "--store", persona_url, "--actor", ACTOR, "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    turns = {t["message"]: t for t in result["turns"]}
+    assert turns[HELLO]["searches"] == 0 and turns[HELLO]["records"] == []
+    assert any("vegetarian" in r for r in turns[DINNER]["records"])
+    assert not any("aisle" in r for r in turns[DINNER]["records"])

@@ -234,7 +234,10 @@ _NOT_POINTING_ONE = frozenset(
 # "tends to decline", "likes to": an infinitive whose object is in the conversation, not the clause
 _BARE_INFINITIVE = re.compile(
     r"^(?:\w+ly\s+|always\s+|never\s+|often\s+)*(?:tends?|likes?|loves?|hates?|prefers?|tries|try|wants?|"
-    r"used|needs?|refuses?|chooses?|plans?|decided|agreed|forgot|has|had|gets?|got)\s+to\s+\w+$",
+    r"used|needs?|refuses?|chooses?|plans?|decided|agreed|forgot|has|had|gets?|got)\s+to\s+"
+    # only verbs whose object is what was said before ("likes to shop" says something alone)
+    r"(?:decline|accept|refuse|agree|join|avoid|skip|pass|attend|say|do|try|answer|respond|reply|comply|"
+    r"participate|forget|remember|bother|mind|go along|follow|stick to it|keep it|use it|have it)$",
     re.I,
 )
 

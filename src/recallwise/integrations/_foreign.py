@@ -328,6 +328,9 @@ class TurnGate(FrameworkGate):
     session_id: str | None
     #: turns whose decision failed and ran the framework's stock behaviour instead
     fallbacks: int
+    #: whether later asks of a turn reuse its Recall (False: each ask searches again, the policy's
+    #: decision cache still answers the gate once, for a memory the framework writes mid-turn)
+    _reuse_turns = True
 
     def _configure_turns(self, actor_id: str, session_id: str | None) -> None:
         self.actor_id = validate_id(actor_id, "actor_id")
@@ -343,6 +346,8 @@ class TurnGate(FrameworkGate):
         return (actor_id or self.actor_id, session_id or self.session_id, message if turn is None else turn)
 
     def _remembered(self, key: Hashable) -> tuple[bool, Recall | None]:
+        if not self._reuse_turns:
+            return False, None
         with self._turn_lock:
             found = self._decided.get(key)
             if found is not None and time.monotonic() - found[0] <= TURN_TTL_S:
@@ -351,11 +356,19 @@ class TurnGate(FrameworkGate):
         return False, None
 
     def _remember(self, key: Hashable, recall: Recall | None) -> None:
+        if not self._reuse_turns:
+            return
         with self._turn_lock:
             self._decided[key] = (time.monotonic(), recall)
             self._decided.move_to_end(key)
             while len(self._decided) > TURNS_REMEMBERED:
                 self._decided.popitem(last=False)
+
+    def forget_turns(self) -> None:
+        """Forget the turns decided so far: the next ask decides anew (an adapter calls it when
+        the framework writes to its memory, so a turn never reuses an answer the write made stale)."""
+        with self._turn_lock:
+            self._decided.clear()
 
     def _fell_back(self, exc: BaseException) -> None:
         with self._turn_lock:
