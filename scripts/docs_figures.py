@@ -13,6 +13,8 @@ what the project prints:
     python scripts/docs_figures.py --write         # rewrite the figures from the commands
     python scripts/docs_figures.py --only demo     # only the figures of these sources
     python scripts/docs_figures.py --skip-slow     # not the benchmarks that take minutes
+    python scripts/docs_figures.py --only decisions --from decisions=out.json --write
+                                                   # a source's JSON saved from its command, not rerun
 
 The test suite runs the check (``tests/test_docs_figures.py``: the fast sources always, the
 benchmarks as a slow test). After a change that moves a figure (a refitted head, a new keep rule),
@@ -170,9 +172,16 @@ def page_figures(root: Path = ROOT) -> dict[str, list[tuple[str, int, str]]]:
     return found
 
 
-def check(sources: Sequence[str], exe: Sequence[str], write: bool, root: Path = ROOT) -> list[str]:
+def check(
+    sources: Sequence[str],
+    exe: Sequence[str],
+    write: bool,
+    root: Path = ROOT,
+    saved: Mapping[str, Any] | None = None,
+) -> list[str]:
     """The problems (drifted figures, unknown markers, unwritten figures) of ``sources``' figures;
-    with ``write``, drifted figures are rewritten and not problems."""
+    with ``write``, drifted figures are rewritten and not problems. ``saved``: a source's JSON
+    already printed by its command (not run again)."""
     written = page_figures(root)
     problems = [
         f"{page}:{line}: marker names no figure {name!r} (scripts/docs_figures.py FIGURES)"
@@ -182,9 +191,9 @@ def check(sources: Sequence[str], exe: Sequence[str], write: bool, root: Path = 
     ]
     problems += [f"figure {name!r} is written by no page" for name in FIGURES if name not in written]
     wanted = {name: fig for name, fig in FIGURES.items() if fig.source in sources}
-    documents = {
-        source: run_source(source, exe, root) for source in sorted({f.source for f in wanted.values()})
-    }
+    saved = saved or {}
+    needed = sorted({f.source for f in wanted.values()})
+    documents = {s: saved[s] if s in saved else run_source(s, exe, root) for s in needed}
     fresh = {name: fig.text(documents[fig.source]) for name, fig in wanted.items()}
     for name, text in fresh.items():
         for page, line, shown in written.get(name, []):
@@ -218,7 +227,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=str(Path(sys.executable).with_name("recallwise")),
         help="the recallwise command (default: the one beside this Python)",
     )
+    parser.add_argument(
+        "--from",
+        dest="saved",
+        action="append",
+        default=[],
+        metavar="SOURCE=FILE",
+        help="use FILE, the JSON SOURCE's command printed (a benchmark run once), instead of running it",
+    )
     args = parser.parse_args(argv)
+    saved: dict[str, Any] = {}
+    for item in args.saved:
+        name, sep, path = item.partition("=")
+        if not sep or name not in SOURCES:
+            parser.error(f"--from {item!r}: expected SOURCE=FILE, SOURCE one of {', '.join(SOURCES)}")
+        saved[name] = json.loads(Path(path).read_text(encoding="utf-8"))
     chosen = list(SOURCES) if args.only is None else [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(chosen) - set(SOURCES))
     if unknown:
@@ -226,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.skip_slow:
         chosen = [s for s in chosen if not SOURCES[s].slow]
     try:
-        problems = check(chosen, [args.recallwise], args.write)
+        problems = check(chosen, [args.recallwise], args.write, saved=saved)
     except RuntimeError as exc:
         sys.stderr.write(f"docs_figures: {exc}\n")
         return 1

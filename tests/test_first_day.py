@@ -388,3 +388,22 @@ def test_the_benchmarks_and_reliability_pages_read_on_github() -> None:
         text = (root / "docs" / page).read_text()
         assert "{%" not in text and len(text.split()) > 40, page  # a page, not a template placeholder
         assert f"](../{target})" in text and (root / target).is_file()
+
+
+def test_every_numeric_flag_of_every_command_is_range_checked() -> None:
+    """No flag takes -1, NaN or a word for a number: each has flag_type's check (its own range, or
+    a finite number >= 0)."""
+    numeric = []
+    for command, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if not action.option_strings or action.type is None or action.type in (str,):
+                continue
+            if callable(action.type) and getattr(action.type, "__module__", "") == "recallwise.ranges":
+                numeric.append((command, action))
+            else:
+                assert action.type not in (int, float), f"{command} {action.option_strings[-1]}: unchecked"
+    assert len(numeric) > 30
+    for _command, action in numeric:
+        for bad in ("-1", "nan", "inf", "many"):
+            with pytest.raises(argparse.ArgumentTypeError, match="is not allowed: "):
+                action.type(bad)  # type: ignore[misc]
