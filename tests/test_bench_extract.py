@@ -136,6 +136,7 @@ def test_plain_english_is_not_flagged(record):
         ("The user avoids boat tours because they get seasick.", False),
         ("The user loves all of those bands.", False),
         ("The user is the only one in the family.", False),
+        ("The user has three sisters and one brother.", False),
     ],
 )
 def test_fragments(record, is_fragment):

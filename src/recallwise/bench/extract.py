@@ -509,8 +509,8 @@ def unresolved_pronoun(record: str) -> str | None:
     verb = next((i for i in range(after, len(tokens)) if tokens[i] not in _STOP), -1)
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
-        if token in ("those", "these") and following and "NOUN" in _pos(following):
-            continue  # "those bands": a determiner, not a pronoun
+        if token in ("those", "these", "one") and following and "NOUN" in _pos(following):
+            continue  # "those bands", "one brother": a determiner or a number, not a pronoun
         if token in _PLURAL_POINTERS or token == "it":
             if index + 1 < len(tokens) and token == "it" and tokens[index + 1] in ("is", "was"):
                 continue  # "it is", "it was": most often a dummy subject ("it was worth it")

@@ -385,6 +385,17 @@ class TurnGate(FrameworkGate):
     ) -> dict[str, Any]:
         return {"actor_id": actor_id or self.actor_id, "session_id": session_id or self.session_id, **extra}
 
+    def _ask_policy(self, message: str, keywords: dict[str, Any]) -> Recall:
+        """The policy's answer for a new turn (``policy.recall``; a gate that only gates asks
+        ``policy.judge(..., gate=True)`` instead)."""
+        assert self.policy is not None
+        return self.policy.recall(message, **keywords)
+
+    async def _aask_policy(self, message: str, keywords: dict[str, Any]) -> Recall:
+        """:meth:`_ask_policy` for asyncio frameworks (``policy.arecall``)."""
+        assert self.policy is not None
+        return await self.policy.arecall(message, **keywords)
+
     def decide(
         self,
         message: str,
@@ -403,8 +414,8 @@ class TurnGate(FrameworkGate):
         if known:
             return found
         try:
-            decided: Recall | None = self.policy.recall(
-                message, **self._recall_keywords(actor_id, session_id, recall)
+            decided: Recall | None = self._ask_policy(
+                message, self._recall_keywords(actor_id, session_id, recall)
             )
         except Exception as exc:
             self._fell_back(exc)
@@ -435,8 +446,8 @@ class TurnGate(FrameworkGate):
         future: asyncio.Future[Recall | None] = asyncio.get_running_loop().create_future()
         self._deciding[key] = future
         try:
-            decided: Recall | None = await self.policy.arecall(
-                message, **self._recall_keywords(actor_id, session_id, recall)
+            decided: Recall | None = await self._aask_policy(
+                message, self._recall_keywords(actor_id, session_id, recall)
             )
         except Exception as exc:
             self._fell_back(exc)
