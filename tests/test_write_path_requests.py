@@ -181,6 +181,11 @@ def test_names_places_and_times_survive(text: str, record: str) -> None:
             ["The user gets invited to a lot of parties and tends to decline."],
         ),
         ("I have two cats. I love them.", ["The user has two cats and loves them."]),
+        ("I have a sister. She's a pole dancer.", ["The user has a sister and she's a pole dancer."]),
+        (
+            "I like to shop and I like to go to the movies.",
+            ["The user likes to shop.", "The user likes to go to the movies."],
+        ),
         (
             "I tried wool sweaters, but they make me itch.",
             ["The user tried wool sweaters but they make the user itch."],
@@ -230,6 +235,26 @@ def test_extract_and_store_says_why_each_message_stored_nothing(tmp_path) -> Non
     again = extract_and_store(store, "a", [event("Remember: I'm vegan.")], store_events=True)
     assert again.added == 0 and again.why_nothing is not None
     assert "already remembered" in again.why_nothing
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Souviens-toi que je suis végétarien.", "French"),
+        ("Recuerda que soy vegetariano.", "Spanish"),
+        ("Bitte merk dir, dass ich Vegetarier bin.", "German"),
+        ("Ricorda che sono vegetariano.", "Italian"),
+    ],
+)
+def test_a_request_in_another_language_is_told_it_was_not_stored(tmp_path, text: str, language: str) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'm.db'}")
+    result = extract_and_store(store, "a", [Event(actor_id="a", session_id="s", role="user", text=text)])
+    assert result.added == 0
+    assert result.why_nothing == (
+        f"nothing stored: message 0: a request to remember in {language}: the offline rules read English "
+        "only (an LLM extractor reads any language)"
+    )
     store.close()
 
 

@@ -7,7 +7,8 @@ where a statement said in passing would not be (a plan, a mood, "I'd like ..."),
 something or says nothing alone. The request words are never stored.
 
 ``"Please remember: I am vegetarian"`` -> ``"I am vegetarian"`` (explicit) -> ``"The user is
-vegetarian."``; ``"FYI I don't eat pork, remember that."`` -> ``"I don't eat pork"`` (explicit).
+vegetarian."``; ``"FYI I don't eat pork, remember that."`` -> ``"FYI I don't eat pork"`` (explicit;
+"FYI" and "just so you know" only say that a statement follows: they are discourse, not a request).
 
 A sentence that is only the request ("Please remember this:", "Note for the future.") makes the
 rest of its message explicit.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Request", "explicit_request"]
+__all__ = ["Request", "explicit_request", "foreign_request", "only_request"]
 
 # "oh and", "also", "hey", "ok so": openers before the request
 _OPENER = r"(?:(?:oh|and|also|hey|ok|okay|so|btw|by the way|one more thing|actually|just)[,!]?\s+)*"
@@ -41,8 +42,7 @@ _REQUEST = re.compile(
     r"|(?:keep|bear) (?:this |it )?in mind(?:\s+(?:that|the fact that)\b)?[:,]*"
     r"|(?:save|store|log|add) (?:this|that)(?: to (?:your |my )?memory)?\s*(?:[:,]+|--)"
     r"|for (?:future reference|the future|next time|the record|your records?|your memory)[:,]*"
-    r"|just so you (?:know|remember|have it)[:,]*"
-    r"|(?:fyi|for your information)[:,]*"
+    r"|just so you remember[:,]*"
     r")\s*",
     re.IGNORECASE,
 )
@@ -80,7 +80,7 @@ def explicit_request(sentence: str) -> Request | None:
     >>> explicit_request("Remember that I'm vegetarian.")
     Request(content="I'm vegetarian.", words='Remember that')
     >>> explicit_request("FYI I don't eat pork, remember that.")
-    Request(content="I don't eat pork.", words='FYI ... remember that.')
+    Request(content="FYI I don't eat pork.", words='remember that.')
     >>> explicit_request("Remember when we went to Paris?") is None
     True
     """
@@ -114,3 +114,31 @@ def explicit_request(sentence: str) -> Request | None:
 def only_request(sentence: str) -> bool:
     """Whether ``sentence`` is a request to remember and nothing else ("Please remember this:")."""
     return bool(_ONLY_REQUEST.match(sentence.strip()))
+
+
+# A request to remember in another language the gate speaks: the rules rewrite English only, so it is
+# not stored, but the caller is told so (never silence).
+_FOREIGN = {
+    "French": r"(?:souviens-toi|souvenez-vous|rappelle-toi|rappelez-vous|n'oublie pas|n'oubliez pas|"
+    r"note(?:z)? que|retiens|retenez|garde(?:z)? en (?:tête|mémoire)|pour mémoire)",
+    "Spanish": r"(?:recuerda|recuerde|acuérdate|no olvides|no olvide|ten en cuenta|tenga en cuenta|anota|"
+    r"apunta)",
+    "German": r"(?:merk dir|merke dir|merken sie sich|vergiss nicht|vergessen sie nicht|denk daran|"
+    r"denken sie daran|notier(?:e)?|bitte merken)",
+    "Italian": r"(?:ricorda|ricordati|ricordi|non dimenticare|tieni (?:a mente|presente)|prendi nota|annota)",
+    "Portuguese": r"(?:lembre-se|lembra-te|lembra|não esqueça|não se esqueça|não te esqueças|anote|"
+    r"tenha em mente)",
+    "Dutch": r"(?:onthoud|vergeet niet|denk eraan|noteer|houd er rekening mee)",
+}
+_PLEASE = r"(?:(?:s'il te plaît|s'il vous plaît|por favor|bitte|per favore|alsjeblieft),?\s+)?"
+_FOREIGN_REQUEST = {
+    language: re.compile(rf"^{_OPENER}{_PLEASE}{words}\b", re.IGNORECASE)
+    for language, words in _FOREIGN.items()
+}
+
+
+def foreign_request(text: str) -> str | None:
+    """The language of a request to remember said in French, Spanish, German, Italian, Portuguese or
+    Dutch ("Souviens-toi que je suis végétarien"), else None."""
+    said = text.strip()
+    return next((language for language, pattern in _FOREIGN_REQUEST.items() if pattern.match(said)), None)

@@ -234,7 +234,10 @@ _NOT_POINTING_ONE = frozenset(
 # "tends to decline", "likes to": an infinitive whose object is in the conversation, not the clause
 _BARE_INFINITIVE = re.compile(
     r"^(?:\w+ly\s+|always\s+|never\s+|often\s+)*(?:tends?|likes?|loves?|hates?|prefers?|tries|try|wants?|"
-    r"used|needs?|refuses?|chooses?|plans?|decided|agreed|forgot|has|had|gets?|got)\s+to\s+\w+$",
+    r"used|needs?|refuses?|chooses?|plans?|decided|agreed|forgot|has|had|gets?|got)\s+to\s+"
+    # only verbs whose object is what was said before ("likes to shop" says something alone)
+    r"(?:decline|accept|refuse|agree|join|avoid|skip|pass|attend|say|do|try|answer|respond|reply|comply|"
+    r"participate|forget|remember|bother|mind|go along|follow|stick to it|keep it|use it|have it)$",
     re.I,
 )
 
@@ -272,6 +275,7 @@ def points_back(statement: Statement, said: str) -> bool:
         elif (
             lower in _ONES
             and index > 0
+            and not (index + 1 < len(words) and "NOUN" in lemmas(words[index + 1].lower()))
             and words[index - 1].lower() not in _BEFORE_NOUN | _NOT_POINTING_ONE
             and not any(_noun_at(words, j) for j in range(max(0, index - 2)))
         ):

@@ -11,6 +11,7 @@ from ..records import Event, validate_id
 from ..stores.base import MemoryStore, write_transaction
 from .base import DEFAULT_STRATEGIES, SEMANTIC, ExtractedMemory, Extractor, Strategy
 from .consolidate import DUPLICATE_COSINE, ConsolidationResult, consolidate
+from .explicit import foreign_request
 from .rules import RuleExtractor
 
 __all__ = [
@@ -270,6 +271,11 @@ def _outcomes(
             reason = "only the user's own messages are read for memories"
         elif found:
             reason = "already remembered: the store holds it (or says it more precisely)"
+        elif isinstance(extractor, RuleExtractor) and (language := foreign_request(event.text)):
+            reason = (
+                f"a request to remember in {language}: the offline rules read English only "
+                "(an LLM extractor reads any language)"
+            )
         elif isinstance(extractor, RuleExtractor):
             why = [_REASONS.get(r, r) for r in extractor.reasons(event.text)]
             reason = "nothing lasting about the user in it" + (f" ({'; '.join(why)})" if why else "")

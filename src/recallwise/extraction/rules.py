@@ -226,6 +226,14 @@ _REASON_WORDS = frozenset(
 _SPOKEN_REASON = {"'cause": "because", "cause": "because", "cos": "because"}
 # "they make me itch", "it gives me a headache": a clause whose subject is the last clause's object
 _POINTER_SUBJECT = re.compile(r"^(?:they|it|those|these|both)\s+\w+", re.I)
+_PERSON_SUBJECT = re.compile(r"^(?:he|she|he's|she's)\b", re.I)
+# one person named in the clause before: "I have a sister", "my son is 4"
+_ONE_PERSON = re.compile(
+    r"\b(?:my|our|a|an|one)\s+(?:[\w-]+\s+)?(?:sister|brother|son|daughter|mom|mum|mother|dad|father|wife|"
+    r"husband|partner|friend|boyfriend|girlfriend|boss|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
+    r"cousin|niece|nephew|neighbou?r|roommate|kid|child|baby|fianc[eé]e?|coworker|colleague|teacher)\b",
+    re.I,
+)
 _FIRST_PERSON_OBJECT = re.compile(r"\b(?:me|my|us|our|myself)\b")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've|you'd|you'll)\b", re.I)
 # "any ideas that don't involve swimming?": a constraint said as part of a request
@@ -413,6 +421,16 @@ def _combine(units: Sequence[_Unit], pieces: _Pieces) -> None:
             if leans:
                 pieces.join(joiner, _continuation(last.statement, statement), unit.clause)
                 continue
+        if (
+            statement is None
+            and (here or before)
+            and _PERSON_SUBJECT.match(text)
+            and _ONE_PERSON.search(last.clause.text)
+            and not _SECOND_PERSON.search(text)
+        ):
+            # "I have a sister. She's a pole dancer.": he or she is the one person the user just named
+            pieces.join(joiner, _pronoun_tail(text), unit.clause)
+            continue
         if statement is None and here and text and not _SECOND_PERSON.search(text):
             if unit.clause.kind == "aside":
                 aside = swap_pronouns(text)
@@ -431,14 +449,18 @@ def _combine(units: Sequence[_Unit], pieces: _Pieces) -> None:
                 continue
             elif _POINTER_SUBJECT.match(text) and _FIRST_PERSON_OBJECT.search(text):
                 # "I tried wool sweaters, but they make me itch": its subject is the clause before's object
-                tail = _FIRST_PERSON_OBJECT.sub(
-                    lambda m: "their" if m.group(0) in ("my", "our") else "the user", text
-                )
-                pieces.join(joiner, tail, unit.clause)
+                pieces.join(joiner, _pronoun_tail(text), unit.clause)
                 continue
         pieces.last_kept = False
     if pending is not None and pending.statement is not None:
         pieces.add(pending.statement, pending.clause, pending.explicit)
+
+
+def _pronoun_tail(text: str) -> str:
+    """A clause with a pronoun subject, as it reads joined to the clause before: "they make the user
+    itch", "she works nights" (the user's own words in the third person)."""
+    tail = _FIRST_PERSON_OBJECT.sub(lambda m: "their" if m.group(0) in ("my", "our") else "the user", text)
+    return tail[:1].lower() + tail[1:]
 
 
 def _past_event(previous: Statement, statement: Statement, unit: _Unit) -> bool:
