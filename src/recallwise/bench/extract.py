@@ -17,7 +17,7 @@ embedded as in real use) and the records are graded:
   appear in one record);
 - **preference stored**: share of conversations with a ``preference`` where a record carries it;
   **gated recall carries it**: share where the embedded policy's recall of ``question`` (gate,
-  route, search, judge) keeps a record that carries it;
+  route, search, judge) keeps a record that carries it, and the records it keeps a question;
 - **wrong topic**: of the conversations with a ``topic`` whose preference a *preference* record
   carries, those where such a record is filed under another topic (its ``categories`` lack the
   label; ``"none"``: no topic fits, so any preference record carrying it is wrong). A preference
@@ -509,8 +509,8 @@ def unresolved_pronoun(record: str) -> str | None:
     verb = next((i for i in range(after, len(tokens)) if tokens[i] not in _STOP), -1)
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
-        if token in ("those", "these") and following and "NOUN" in _pos(following):
-            continue  # "those bands": a determiner, not a pronoun
+        if token in ("those", "these", "one") and following and "NOUN" in _pos(following):
+            continue  # "those bands", "one brother": a determiner or a number, not a pronoun
         if token in _PLURAL_POINTERS or token == "it":
             if index + 1 < len(tokens) and token == "it" and tokens[index + 1] in ("is", "was"):
                 continue  # "it is", "it was": most often a dummy subject ("it was worth it")
@@ -570,6 +570,7 @@ class _Tally:
     with_question: int = 0
     question_gate_open: int = 0
     question_carries: int = 0
+    question_records: int = 0
     broken: int = 0
     first_person: int = 0
     fragments: int = 0
@@ -592,6 +593,8 @@ class _Tally:
             "question_conversations": self.with_question,
             "question_gate_open": rate(self.question_gate_open, self.with_question),
             "gated_recall_carries_preference": rate(self.question_carries, self.with_question),
+            # records the gated recall kept for a question, on average (0 when the gate closed)
+            "gated_records_per_question": rate(self.question_records, self.with_question),
             "broken_english": self.broken,
             "broken_english_rate": rate(self.broken, self.records),
             "first_person": self.first_person,
@@ -777,6 +780,7 @@ def run_extract_bench(
                     tally.with_question += 1
                     tally.question_gate_open += bool(recall.retrieved)
                     tally.question_carries += bool(wanted) and any(carries(t, wanted) for t in kept)
+                    tally.question_records += len(kept)
         done += 1
         if progress:
             progress(done, steps)

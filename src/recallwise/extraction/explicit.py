@@ -7,7 +7,8 @@ where a statement said in passing would not be (a plan, a mood, "I'd like ..."),
 something or says nothing alone. The request words are never stored.
 
 ``"Please remember: I am vegetarian"`` -> ``"I am vegetarian"`` (explicit) -> ``"The user is
-vegetarian."``; ``"FYI I don't eat pork, remember that."`` -> ``"I don't eat pork"`` (explicit).
+vegetarian."``; ``"FYI I don't eat pork, remember that."`` -> ``"FYI I don't eat pork"`` (explicit;
+"FYI" and "just so you know" only say that a statement follows: they are discourse, not a request).
 
 A sentence that is only the request ("Please remember this:", "Note for the future.") makes the
 rest of its message explicit.
@@ -41,8 +42,7 @@ _REQUEST = re.compile(
     r"|(?:keep|bear) (?:this |it )?in mind(?:\s+(?:that|the fact that)\b)?[:,]*"
     r"|(?:save|store|log|add) (?:this|that)(?: to (?:your |my )?memory)?\s*(?:[:,]+|--)"
     r"|for (?:future reference|the future|next time|the record|your records?|your memory)[:,]*"
-    r"|just so you (?:know|remember|have it)[:,]*"
-    r"|(?:fyi|for your information)[:,]*"
+    r"|just so you remember[:,]*"
     r")\s*",
     re.IGNORECASE,
 )
@@ -80,7 +80,7 @@ def explicit_request(sentence: str) -> Request | None:
     >>> explicit_request("Remember that I'm vegetarian.")
     Request(content="I'm vegetarian.", words='Remember that')
     >>> explicit_request("FYI I don't eat pork, remember that.")
-    Request(content="I don't eat pork.", words='FYI ... remember that.')
+    Request(content="FYI I don't eat pork.", words='remember that.')
     >>> explicit_request("Remember when we went to Paris?") is None
     True
     """

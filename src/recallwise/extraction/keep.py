@@ -275,6 +275,7 @@ def points_back(statement: Statement, said: str) -> bool:
         elif (
             lower in _ONES
             and index > 0
+            and not (index + 1 < len(words) and "NOUN" in lemmas(words[index + 1].lower()))
             and words[index - 1].lower() not in _BEFORE_NOUN | _NOT_POINTING_ONE
             and not any(_noun_at(words, j) for j in range(max(0, index - 2)))
         ):
