@@ -156,11 +156,14 @@ async def test_n2_tenants_take_turns_and_one_tenant_cannot_queue_more_than_its_s
 
     queue = FairQueue(workers=1, per_tenant=3)
     order: list[str] = []
+    # a1 holds the only slot until the refusal below has been checked (a sleep here would let a1
+    # finish first on a loaded machine, and a's fourth request would then fit in its share)
+    release = anyio.Event()
 
     async def preview(name: str, tenant: str) -> None:
         async with queue.slot(tenant):
             order.append(name)
-            await anyio.sleep(0.01)
+            await release.wait()
 
     async with anyio.create_task_group() as group:
         for name, tenant in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c")]:
@@ -171,6 +174,7 @@ async def test_n2_tenants_take_turns_and_one_tenant_cannot_queue_more_than_its_s
             async with queue.slot("a"):
                 pass
         assert refused.value.status == 429
+        release.set()
     # a1 ran first; then b and c had their turns before a's second and third
     assert order == ["a1", "b1", "c1", "a2", "a3"]
     assert queue.running == 0 and queue.waiting == 0

@@ -33,6 +33,9 @@ from .wording import FOLLOW_UP, GATE, ROUTE, follow_up_question, gate_question, 
 __all__ = ["KeptRecord", "Recall", "RecallOptions", "RecallPolicy", "message_text"]
 
 _DEFAULT: Any = object()
+#: the namespaces of a :meth:`RecallPolicy.judge` turn: none (it searches nothing; a caller's empty
+#: list is still refused by the namespace check)
+_NO_SEARCH: Any = object()
 
 
 class RecallPolicy:
@@ -242,7 +245,7 @@ class RecallPolicy:
         score floor). ``gate=True`` asks the gate first, as :meth:`recall` does: a message that
         needs no memory keeps nothing. Fails open like :meth:`recall`: a failing judge keeps them all.
         """
-        turn = self._start(message, actor_id, None, [], None, max_records)
+        turn = self._start(message, actor_id, None, _NO_SEARCH, None, max_records)
         if not turn.ended:
             if gate and not self._decide(turn):
                 return self._finish(turn)
@@ -304,7 +307,10 @@ class RecallPolicy:
             check_option("top_k", top_k)
         if max_records is not None:
             check_option("max_records", max_records)
-        templates = namespace_templates(namespaces) if namespaces is not None else list(self.namespaces)
+        if namespaces is _NO_SEARCH:
+            templates: list[str] = []
+        else:
+            templates = namespace_templates(namespaces) if namespaces is not None else list(self.namespaces)
         resolved = [resolve_namespace(t, actor_id=actor_id, session_id=session_id) for t in templates]
         self.stats.add(turns=1)
         text = message_text(message)
