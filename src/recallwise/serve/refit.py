@@ -103,11 +103,13 @@ def fit_head(
     domain_table: bool = False,
     progress: Any = None,
     provenance: Mapping[str, Any] | None = None,
+    weights: Sequence[float] | None = None,
 ) -> HeadFit:
-    """Fit ``head`` on ``turns``; ``before`` grades ``current`` at its ``thresholds`` (the gate's
-    ``gate``; the judge's keep rule ``judge`` and ``judge_relative``), ``after`` the new head at its
-    own operating point (``open_rate``, ``records_per_request``). Too few turns, or one class only,
-    is the fit's :class:`UsageError`, naming the counts."""
+    """Fit ``head`` on ``turns`` (each weighing ``weights``, default 1); ``before`` grades ``current``
+    at its ``thresholds`` (the gate's ``gate``; the judge's keep rule ``judge`` and
+    ``judge_relative``), ``after`` the new head at its own operating point (``open_rate``,
+    ``records_per_request``). Too few turns, or one class only, is the fit's :class:`UsageError`,
+    naming the counts."""
     if head == "gate":
         return fit_gate_head(
             turns,
@@ -118,6 +120,7 @@ def fit_head(
             open_rate=open_rate,
             progress=progress,
             provenance=provenance,
+            weights=weights,
         )
     return fit_judge_head(
         turns,
@@ -129,6 +132,7 @@ def fit_head(
         domain_table=domain_table,
         progress=progress,
         provenance=provenance,
+        weights=weights,
     )
 
 
@@ -144,9 +148,10 @@ def refit_commands(
 
     - ``export``: the labels the preview read (with keys: the key's tenant's, from
       ``GET /v1/labels``; without: the log's, from ``recallwise log --labels``);
-    - ``fit``: ``recallwise tune HEAD --from-log LOG --labels labels.json --write-head HEAD.npz
-      --write-config CONFIG``, in the server's ``RECALLWISE_CONFIG`` (the heads and thresholds the
-      preview graded as "before") and with its decider's embedder when not the default;
+    - ``fit``: ``recallwise tune HEAD --from-log LOG --labels labels.json --base none --write-head
+      HEAD.npz --write-config CONFIG`` (the labels alone, as the preview fits them), in the
+      server's ``RECALLWISE_CONFIG`` (the heads and thresholds the preview graded as "before") and
+      with its decider's embedder when not the default;
     - ``load``: the server started again with the config that names the new head.
     """
     log = shlex.quote(str(log_path))
@@ -163,7 +168,7 @@ def refit_commands(
     embedder = decider.embedder.name
     flags = f" --embedder {shlex.quote(embedder)}" if embedder != default_embedder().name else ""
     fit = (
-        f"{env}recallwise tune {head} --from-log {log} --labels labels.json{flags} "
+        f"{env}recallwise tune {head} --from-log {log} --labels labels.json --base none{flags} "
         f"--write-head {head}.npz --write-config {config}"
     )
     load = f"{CONFIG_ENV}={config} recallwise serve <your flags, as now>"
