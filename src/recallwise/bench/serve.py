@@ -2,8 +2,8 @@
 
 One run measures, on this machine:
 
-1. **the service under load**: ``replicas`` server processes over one store, ``sessions``
-   concurrent sessions of ``turns`` turns each, spread over two tenants. A turn is what an
+1. **the service under load**: ``replicas`` servers (each of ``workers`` processes) over one store,
+   ``sessions`` concurrent sessions of ``turns`` turns each, spread over two tenants. A turn is what an
    agent does per user message: ``POST /v1/recall``, then ``POST /v1/events`` (the message,
    stored without extraction), and every ``write_every`` turns ``POST /v1/records`` (a new
    record), so reads and writes interleave as in the in-process load test. Every message is
@@ -13,10 +13,19 @@ One run measures, on this machine:
    in the store (``lost``), and every record a recall returned is checked to be its own actor's
    (``cross_tenant_reads`` for another tenant's, ``cross_actor_reads`` for any other actor's).
 3. **the same workload in process** (threads calling the service, no HTTP), and
-4. **the embedder's ceiling**: texts/s one at a time and in batches of ``max_batch``, measured in
-   the same run, and ``ceiling_ratio``: turns/s times the embeddings a turn needed (counted by the
-   servers' batchers) over the batched ceiling.
-5. **idle latency**: sequential recalls on an idle server, against the embedding of one text.
+4. **the embedder's ceiling**: texts/s one at a time and in batches of ``max_batch``, and the CPU
+   seconds a text costs in those batches, measured in the same run;
+5. **where the CPU went**: the CPU seconds (user + system, from ``/proc``) the server processes
+   and the load driver spent per turn during the load. ``ceiling_ratio`` is read from CPU, not from
+   the wall clock: the embedder's CPU for the texts a turn embeds (``embeddings_per_turn`` x
+   ``embed_cpu_s_per_text``) over the server's CPU per turn, i.e. the share of the server's work
+   that is the embedder's. On two cores shared with the driver (and with whatever else runs), turns/s
+   moves with the load, CPU seconds much less; the wall-clock ratio (turns/s over the batched
+   ceiling's turns/s) is ``wall_ceiling_ratio``.
+6. **idle latency**: sequential recalls on an idle server, against the embedding of one text.
+
+The bench's own embedder (the ceiling's, the in-process run's) runs with onnxruntime's spinning off,
+as ``recallwise serve`` runs it, so both are measured with the same settings.
 """
 
 from __future__ import annotations
@@ -197,6 +206,52 @@ class _Load:
         }
 
 
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _own_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system, all threads) process ``pid`` has used, from ``/proc/PID/stat``;
+    None when it cannot be read (not Linux, or the process is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # the name (field 2) may hold spaces and parentheses
+    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_S  # utime, stime: fields 14 and 15
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (``/proc/PID/task/*/children``)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found += [int(c) for c in task.read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def process_tree_cpu_s(pid: int) -> float | None:
+    """CPU seconds used by process ``pid`` and its live descendants (``recallwise serve
+    --workers N`` is a supervisor and N worker processes); None when ``/proc`` cannot be read."""
+    own = _own_cpu_s(pid)
+    if own is None:
+        return None
+    total, pending = own, _children(pid)
+    while pending:
+        child = pending.pop()
+        used = _own_cpu_s(child)
+        if used is not None:
+            total += used
+            pending += _children(child)
+    return total
+
+
+def _servers_cpu_s(replicas: Sequence[ServeProcess]) -> float | None:
+    used = [process_tree_cpu_s(r.process.pid) for r in replicas]
+    return None if any(u is None for u in used) else sum(u for u in used if u is not None)
+
+
 def _embed_texts_counted(base: str, key: str) -> float:
     text = httpx.get(base + "/metrics", headers={"authorization": f"Bearer {key}"}, timeout=10).text
     for line in text.splitlines():
@@ -206,17 +261,19 @@ def _embed_texts_counted(base: str, key: str) -> float:
 
 
 def _ceiling(embedder: Any, texts: list[str], batch: int, seconds: float = 3.0) -> dict[str, float]:
-    """Texts/s of ``embedder`` one at a time and in batches of ``batch`` (each for ~``seconds``)."""
+    """Texts/s of ``embedder`` one at a time and in batches of ``batch`` (each for ~``seconds``),
+    and the CPU seconds (this process's, every thread: the ONNX session's too) a text cost."""
     embedder.embed(texts[:batch])  # warm
     out: dict[str, float] = {}
     for name, size in (("single", 1), ("batched", batch)):
-        done, i, started = 0, 0, time.perf_counter()
+        done, i, started, cpu_started = 0, 0, time.perf_counter(), time.process_time()
         while time.perf_counter() - started < seconds:
             chunk = texts[i : i + size] or texts[:size]
             embedder.embed(chunk)
             done += len(chunk)
             i = (i + size) % max(1, len(texts) - size)
         out[f"{name}_texts_per_s"] = round(done / (time.perf_counter() - started), 1)
+        out[f"{name}_cpu_s_per_text"] = round((time.process_time() - cpu_started) / done, 6)
     samples = []
     for text in texts[:60]:
         t0 = time.perf_counter()
@@ -231,6 +288,7 @@ def bench_serve(
     sessions: int = 50,
     turns: int = 20,
     replicas: int = 1,
+    workers: int = 1,
     store: str | None = None,
     write_every: int = 5,
     actors_per_tenant: int = 5,
@@ -238,11 +296,14 @@ def bench_serve(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark (see the module docs); returns what ``bench serve --json`` prints."""
-    if sessions < 1 or turns < 1 or replicas < 1:
-        raise UsageError("--sessions, --turns and --replicas must be at least 1")
+    if sessions < 1 or turns < 1 or replicas < 1 or workers < 1:
+        raise UsageError("--sessions, --turns, --replicas and --workers must be at least 1")
     from ..serve.auth import add_key
     from ..stores import open_store
 
+    # the bench's own embedder as the servers run theirs (serve/runner.py): the ceiling's CPU a text
+    # is then the same work a server's embedder does, without idle threads spinning on the cores
+    os.environ.setdefault("RECALLWISE_ONNX_SPIN", "0")
     work = Path(tempfile.mkdtemp(prefix="recallwise-bench-serve-"))
     schema = None
     if store is None:
@@ -272,7 +333,7 @@ def bench_serve(
         finally:
             seeding.close()
 
-        extra = ["--max-batch", str(max_batch)]
+        extra = ["--max-batch", str(max_batch), "--workers", str(workers)]
         for i in range(replicas):
             replicas_started.append(
                 ServeProcess(url, ["--keys", str(keys_file), *extra], work, f"replica{i}")
@@ -281,7 +342,9 @@ def bench_serve(
             replica.wait_ready()
         plan = _plan(sessions, turns, actors)
         before = sum(_embed_texts_counted(r.url, keys[TENANTS[0]]) for r in replicas_started)
+        server_cpu_before, driver_cpu_before = _servers_cpu_s(replicas_started), time.process_time()
         load = asyncio.run(_drive(replicas_started, keys, plan, write_every, ledger, progress))
+        server_cpu_after, driver_cpu_after = _servers_cpu_s(replicas_started), time.process_time()
         after = sum(_embed_texts_counted(r.url, keys[TENANTS[0]]) for r in replicas_started)
         idle = asyncio.run(_idle(replicas_started[0], keys[TENANTS[0]], actors[0]))
         exits = [r.stop() for r in replicas_started]
@@ -292,10 +355,24 @@ def bench_serve(
         ceiling = _ceiling(default_embedder(), messages_for(400, seed=99), max_batch)
         summary = load.summary()
         per_turn = (after - before) / load.turns if load.turns else 0.0
+        counted_by = "the servers' batchers"
+        if workers > 1:  # /metrics answers for whichever worker takes the request: count the plan's
+            per_turn, counted_by = 1.0 + 1.0 / write_every, "the plan: a recall's message, a record written"
         needed = ceiling["batched_texts_per_s"] / per_turn if per_turn else 0.0
+        cpu = _cpu_figures(
+            turns=load.turns,
+            embeddings_per_turn=per_turn,
+            embed_cpu_s_per_text=ceiling["batched_cpu_s_per_text"],
+            server_cpu_s=None
+            if server_cpu_before is None or server_cpu_after is None
+            else server_cpu_after - server_cpu_before,
+            driver_cpu_s=driver_cpu_after - driver_cpu_before,
+            wall_s=load.wall_s,
+        )
         return {
             "store": "sqlite (a new file)" if store is None else f"postgresql (schema {schema})",
             "replicas": replicas,
+            "workers_per_replica": workers,
             "sessions": sessions,
             "turns_per_session": turns,
             "write_every": write_every,
@@ -311,9 +388,11 @@ def bench_serve(
             "cross_tenant_reads": ledger.cross_tenant,
             "cross_actor_reads": ledger.cross_actor,
             "embeddings_per_turn": round(per_turn, 3),
+            "embeddings_counted_by": counted_by,
             "ceiling": ceiling,
             "ceiling_turns_per_s": round(needed, 1),
-            "ceiling_ratio": round(summary["turns_per_s"] / needed, 3) if needed else None,
+            **cpu,
+            "wall_ceiling_ratio": round(summary["turns_per_s"] / needed, 3) if needed else None,
             "in_process": in_process,
             "idle": {**idle, "embed_p50_ms": ceiling["embed_p50_ms"]},
             "idle_overhead_ms": round(idle["p50_ms"] - ceiling["embed_p50_ms"], 2),
@@ -325,6 +404,35 @@ def bench_serve(
         if schema is not None and store is not None:
             _drop_schema(store, schema)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _cpu_figures(
+    *,
+    turns: int,
+    embeddings_per_turn: float,
+    embed_cpu_s_per_text: float,
+    server_cpu_s: float | None,
+    driver_cpu_s: float,
+    wall_s: float,
+) -> dict[str, Any]:
+    """The load's CPU per turn, the server's and the driver's, and ``ceiling_ratio``: the embedder's
+    CPU for a turn's texts over the server's CPU per turn (None when ``/proc`` was unreadable)."""
+    server = server_cpu_s / turns if server_cpu_s is not None and turns else None
+    embed_per_turn = embeddings_per_turn * embed_cpu_s_per_text
+    return {
+        "server_cpu_s_per_turn": None if server is None else round(server, 6),
+        "driver_cpu_s_per_turn": round(driver_cpu_s / turns, 6) if turns else None,
+        "embed_cpu_s_per_text": embed_cpu_s_per_text,
+        "embed_cpu_s_per_turn": round(embed_per_turn, 6),
+        # the issue's "server CPU per turn over the embedder's CPU per text", as it is (a turn embeds
+        # embeddings_per_turn texts, so this is larger than 1 / ceiling_ratio)
+        "server_cpu_over_embed_text": round(server / embed_cpu_s_per_text, 3)
+        if server is not None and embed_cpu_s_per_text
+        else None,
+        # the cores the server kept busy during the load (2.0: both of two)
+        "server_cores_busy": round(server_cpu_s / wall_s, 2) if server_cpu_s is not None and wall_s else None,
+        "ceiling_ratio": round(embed_per_turn / server, 3) if server else None,
+    }
 
 
 def _plan(sessions: int, turns: int, actors: list[str]) -> list[tuple[str, str, str, list[str]]]:

@@ -17,10 +17,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Start recallwise serve replica(s) over one store, drive them with concurrent sessions (recall, then
     the message stored as an event, a record every few turns; two tenants), then check nothing was lost or
     leaked, and measure the same workload in process and the embedder's batched ceiling in the same run.
+    The ceiling ratio is read from CPU seconds: the embedder's CPU for a turn's texts over the servers'
+    own CPU per turn (from /proc), which a shared machine distorts far less than turns/s.
     """
     parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (default %(default)s)")
     parser.add_argument("--turns", type=int, default=20, help="turns per session (default %(default)s)")
-    parser.add_argument("--replicas", type=int, default=1, help="server processes (default %(default)s)")
+    parser.add_argument(
+        "--replicas", type=int, default=1, help="servers, each on its own port (default %(default)s)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes of each server (recallwise serve --workers; default %(default)s)",
+    )
     parser.add_argument(
         "--store",
         metavar="URL",
@@ -40,16 +50,23 @@ def run(args: argparse.Namespace) -> int:
     if args.write_every < 1:
         raise UsageError("--write-every must be at least 1")
     with progress_bar(args, args.sessions * args.turns, desc="turns", unit="turn") as bar:
-        flags = flag_values(args, "sessions", "turns", "replicas", "store", "write_every", "max_batch")
+        flags = flag_values(
+            args, "sessions", "turns", "replicas", "workers", "store", "write_every", "max_batch"
+        )
         result = bench_serve(**flags, progress=bar.update)
     return report(args, result, _print_text)
+
+
+def _ms(seconds: float | None) -> str:
+    return "unknown" if seconds is None else f"{seconds * 1000:.2f} ms"
 
 
 def _print_text(result: dict[str, Any]) -> None:
     """The result as text: throughput and latency over HTTP and in process, the ceiling, the losses."""
     http, inproc, ceiling = result["http"], result["in_process"], result["ceiling"]
     print(
-        f"{result['replicas']} replica(s) over {result['store']}: {result['sessions']} sessions x "
+        f"{result['replicas']} replica(s) of {result['workers_per_replica']} worker(s) over "
+        f"{result['store']}: {result['sessions']} sessions x "
         f"{result['turns_per_session']} turns, {result['tenants']} tenants\n"
         f"  HTTP          {http['turns_per_s']:.1f} turns/s, p50 {http['p50_ms']:.1f} / "
         f"p95 {http['p95_ms']:.1f} / p99 {http['p99_ms']:.1f} ms, errors {http['errors']}\n"
@@ -57,7 +74,11 @@ def _print_text(result: dict[str, Any]) -> None:
         f"  embedder      {ceiling['single_texts_per_s']:.0f} texts/s one at a time, "
         f"{ceiling['batched_texts_per_s']:.0f} batched; "
         f"{result['embeddings_per_turn']:.2f} embeddings a turn "
-        f"-> ceiling {result['ceiling_turns_per_s']:.1f} turns/s, ratio {result['ceiling_ratio']}\n"
+        f"-> ceiling {result['ceiling_turns_per_s']:.1f} turns/s (wall-clock ratio "
+        f"{result['wall_ceiling_ratio']})\n"
+        f"  CPU a turn    server {_ms(result['server_cpu_s_per_turn'])}, driver "
+        f"{_ms(result['driver_cpu_s_per_turn'])}; the embedder's for a turn's texts "
+        f"{_ms(result['embed_cpu_s_per_turn'])} -> ceiling ratio {result['ceiling_ratio']}\n"
         f"  lost {result['lost']}, cross-tenant reads {result['cross_tenant_reads']}, "
         f"cross-actor reads {result['cross_actor_reads']}\n"
         f"  idle recall   p50 {result['idle']['p50_ms']:.1f} ms "

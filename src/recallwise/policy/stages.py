@@ -181,6 +181,7 @@ def follow_up(turn: Turn, threshold: float, embedder: Embedder, stats: RecallSta
         turn.text = own
         return False
     turn.follow_up = True
+    turn.trace.follow_up = True
     turn.trace.gate_open = True
     turn.trace.notes.append(
         f"gate opened: a follow-up (p {answer:.2f} >= {threshold:.3g}) of the conversation's last "

@@ -50,6 +50,9 @@ class Trace:
     #: the follow-up question's answer, when the gate call asked it (the conversation's last
     #: request was fresh; :mod:`recallwise.policy.follow_up`)
     follow_up_p: float | None = None
+    #: the turn was taken for a follow-up of the conversation's request: it searched and judged
+    #: with that request (:mod:`recallwise.policy.follow_up`)
+    follow_up: bool = False
     #: the learned heads that answered this turn's gate and judge, and where each came from
     #: (``"gate head: shipped, minilm-l6+use-multilingual-v3, n=..., date"``, or a config)
     heads: dict[str, str] = field(default_factory=dict)

@@ -27,8 +27,17 @@ from .auth import presented_key
 from .models import RecallOut, RecordOut
 from .service import MemoryService
 
-__all__ = ["DEFAULT_TOKEN_BUDGET", "NOTHING_RELEVANT", "SYSTEM_PROMPT", "build_mcp_server", "mount_mcp"]
+__all__ = [
+    "DEFAULT_TOKEN_BUDGET",
+    "FORGET_EVERYTHING",
+    "NOTHING_RELEVANT",
+    "SYSTEM_PROMPT",
+    "build_mcp_server",
+    "mount_mcp",
+]
 
+#: what ``forget_everything`` must be called with: the model repeats the user's request, not a flag
+FORGET_EVERYTHING = "forget everything about me"
 #: The most tokens (the policy's own count of the context block) ``recall`` returns per call.
 DEFAULT_TOKEN_BUDGET = 400
 _NEED_KEY = "a valid API key is required (Authorization: Bearer KEY)"
@@ -108,7 +117,8 @@ def build_mcp_server(
     @server.tool(
         description="Remember something the user said about themselves (a fact or a preference). "
         "Give `text` (one user message) or `messages` (a list of {role: user|assistant, text}). "
-        "Lasting facts and preferences are extracted and stored; an updated fact replaces the old one."
+        "Lasting facts and preferences are extracted and stored; an updated fact replaces the old one. "
+        "When nothing is stored, `note` (and each message's `reason`) says why."
     )
     def remember(
         ctx: Context, text: str | None = None, messages: list[dict[str, str]] | None = None
@@ -117,12 +127,16 @@ def build_mcp_server(
             raise _problem("remember: give exactly one of `text` or `messages`")
         items = [{"role": "user", "text": text}] if text is not None else list(messages or [])
         body = call(ctx, lambda p, a: service.add_events(p, a, "mcp", items))
-        return {
+        out: dict[str, object] = {
             "added": body.added,
             "updated": body.updated,
             "unchanged": body.unchanged,
             "records": [r.model_dump(exclude_unset=True) for r in body.records],
+            "messages": [m.model_dump(exclude_none=True) for m in body.messages],
         }
+        if body.note:
+            out["note"] = body.note  # nothing stored: say why, so the model does not believe it was
+        return out
 
     @server.tool(
         description="Search long-term memory by similarity, without the relevance gate or judge "
@@ -151,6 +165,18 @@ def build_mcp_server(
     def forget(record_id: str, ctx: Context) -> dict[str, object]:
         # this actor's records only: another actor's id looks absent, as in every other tool
         return call(ctx, lambda p, a: service.delete_record(p, record_id, actor_id=a)).model_dump()
+
+    @server.tool(
+        description="Forget everything about this user: every memory record, the conversation "
+        "history stored for them and every logged decision about their messages. Irreversible: "
+        "call it only when the user has explicitly asked you to forget everything about them, "
+        f"with `confirm` set to {FORGET_EVERYTHING!r}. Needs a key with the admin scope."
+    )
+    def forget_everything(confirm: str, ctx: Context) -> dict[str, object]:
+        if confirm != FORGET_EVERYTHING:
+            raise _problem(f"forget_everything: set confirm to {FORGET_EVERYTHING!r} (nothing was deleted)")
+        body = call(ctx, lambda p, a: service.forget_actor(p, a))
+        return body.model_dump(exclude={"actor_id"})
 
     @server.tool(
         description="List the memory records of this user, oldest first, 50 a page; pass the "

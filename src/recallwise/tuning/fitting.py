@@ -2,6 +2,10 @@
 method, Platt scaling, perceptrons with one ``tanh`` hidden layer by full-batch Adam, grouped folds,
 and :func:`fit_space` (one embedding space's model, its L2 chosen by cross-validated log loss).
 
+A long fit can be stopped from outside: :func:`checkpoint`, called at each Newton step and Adam
+epoch, calls the check :func:`checkpoints` installed in this context (a server's refit preview
+raises from it when its client goes away or its time runs out; none is installed otherwise).
+
 numpy only, so the default install can refit the heads. Every fit takes optional per-row weights
 (``sample_weight``: a user's labels weighed against the shipped fit data, :mod:`.refit`); without
 them every row weighs 1 and the fits are the unweighted ones.
@@ -9,7 +13,9 @@ them every row weighs 1 and the fits are the unweighted ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +29,8 @@ __all__ = [
     "MLP_L2",
     "MLP_LEARNING_RATE",
     "FittedModel",
+    "checkpoint",
+    "checkpoints",
     "fit_logistic",
     "fit_perceptron",
     "fit_perceptrons",
@@ -61,6 +69,27 @@ def _row_weights(sample_weight: np.ndarray | Sequence[float] | None, n: int) -> 
     return w
 
 
+_CHECK: ContextVar[Callable[[], None] | None] = ContextVar("recallwise_fit_check", default=None)
+
+
+def checkpoint() -> None:
+    """A point where a fit may be stopped: calls the check installed by :func:`checkpoints`."""
+    check = _CHECK.get()
+    if check is not None:
+        check()
+
+
+@contextlib.contextmanager
+def checkpoints(check: Callable[[], None] | None) -> Iterator[None]:
+    """Call ``check`` at every :func:`checkpoint` of the fits run inside (in this thread); what it
+    raises ends the fit."""
+    token = _CHECK.set(check)
+    try:
+        yield
+    finally:
+        _CHECK.reset(token)
+
+
 def fit_logistic(
     x: np.ndarray,
     y: np.ndarray | Sequence[bool],
@@ -82,6 +111,7 @@ def fit_logistic(
     design = np.hstack([features, np.ones((n, 1))])
     current = _objective(features, target, rows, beta, l2)
     for _ in range(max_iter):
+        checkpoint()
         p = sigmoid(design @ beta)
         gradient = design.T @ (rows * (p - target)) + penalty * beta
         weight = rows * p * (1.0 - p)
@@ -176,6 +206,7 @@ def fit_perceptron(
     first = [np.zeros_like(q) for q in params]
     second = [np.zeros_like(q) for q in params]
     for step in range(1, epochs + 1):
+        checkpoint()
         hidden, hidden_bias, weights, bias = params
         h = np.tanh(features @ hidden + hidden_bias)
         error = rows * (sigmoid(h @ weights + bias[0]) - target) / n  # gradient of the mean log loss
