@@ -392,10 +392,10 @@ def _vectors(decider: EmbeddedDecider, records: list[str]) -> tuple[np.ndarray, 
     return vectors[0], vectors[1:]
 
 
-def test_the_judge_head_without_the_table_reads_score_and_gap(judge_fit) -> None:
+def test_the_judge_head_without_the_table_reads_score_gap_and_need(judge_fit) -> None:
     p, features = _judge_p_and_features(EmbeddedDecider(heads={"judge": judge_fit.head}), _TWO_RECORDS)
     weights = judge_fit.head.spaces["minilm-l6"]
-    assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features[:, :2]))))
+    assert np.allclose(p, 1.0 / (1.0 + np.exp(-weights.logits(features[:, :3]))))
 
 
 def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_table_fit) -> None:
