@@ -368,9 +368,9 @@ def test_judge_fit_reports_records_kept_before_and_after(judge_fit) -> None:
     # its keep rule keeps at most RECORDS_PER_REQUEST records per request
     assert judge_fit.after["records_kept_per_request"] <= RECORDS_PER_REQUEST
     assert judge_fit.head.thresholds["judge_relative"] == KEEP_RELATIVE
-    # without --domain-table: score and gap only, no bank named
+    # without --domain-table: score, gap and need only, no bank named
     assert judge_fit.head.features == ("score", "gap", "need") and judge_fit.head.domains == ()
-    assert {w.inputs for w in judge_fit.head.spaces.values()} == {2}
+    assert {w.inputs for w in judge_fit.head.spaces.values()} == {3}
 
 
 _COOK = "What should I cook tonight?"
