@@ -359,3 +359,51 @@ def test_a_bench_writes_a_line_a_stage_when_stderr_is_not_a_terminal(
     with progress_bar(argparse.Namespace(command="tune", json=True), 5) as bar:  # not a long run: quiet
         bar.update(5)
     assert capsys.readouterr().err == ""
+
+
+def test_an_environment_variables_number_gets_the_same_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recallwise.ranges import OptionRange, env_option
+
+    threads = OptionRange(int, 0, what="threads")
+    monkeypatch.setenv("RECALLWISE_ONNX_THREADS", "-2")
+    with pytest.raises(UsageError, match=r"RECALLWISE_ONNX_THREADS=-2 is not allowed: an integer >= 0"):
+        env_option("RECALLWISE_ONNX_THREADS", threads, 0)
+    monkeypatch.setenv("RECALLWISE_ONNX_THREADS", "two")
+    with pytest.raises(UsageError, match=r"RECALLWISE_ONNX_THREADS='two' is not allowed"):
+        env_option("RECALLWISE_ONNX_THREADS", threads, 0)
+    monkeypatch.setenv("RECALLWISE_ONNX_THREADS", "3")
+    assert env_option("RECALLWISE_ONNX_THREADS", threads, 0) == 3
+    monkeypatch.delenv("RECALLWISE_ONNX_THREADS")
+    assert env_option("RECALLWISE_ONNX_THREADS", threads, 0) == 0
+
+
+def test_ask_refuses_a_score_the_embedded_decider_cannot_read_too(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _cli(capsys, "ask", "--state", "hello", "--score", "urgency=low,medium,high")
+    assert code == 2 and out == "" and "cannot read a question's wording" in err
+
+
+def test_the_benchmarks_and_reliability_pages_read_on_github() -> None:
+    root = Path(__file__).resolve().parents[1]
+    for page, target in (("benchmarks.md", "BENCHMARKS.md"), ("reliability.md", "RELIABILITY.md")):
+        text = (root / "docs" / page).read_text()
+        assert "{%" not in text and len(text.split()) > 40, page  # a page, not a template placeholder
+        assert f"](../{target})" in text and (root / target).is_file()
+
+
+def test_every_numeric_flag_of_every_command_is_range_checked() -> None:
+    """No flag takes -1, NaN or a word for a number: each has flag_type's check (its own range, or
+    a finite number >= 0)."""
+    numeric = []
+    for command, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if not action.option_strings or action.type is None or action.type in (str,):
+                continue
+            if callable(action.type) and getattr(action.type, "__module__", "") == "recallwise.ranges":
+                numeric.append((command, action))
+            else:
+                assert action.type not in (int, float), f"{command} {action.option_strings[-1]}: unchecked"
+    assert len(numeric) > 30
+    for _command, action in numeric:
+        for bad in ("-1", "nan", "inf", "many"):
+            with pytest.raises(argparse.ArgumentTypeError, match="is not allowed: "):
+                action.type(bad)  # type: ignore[misc]

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._renamed import RenamedWarning
 from ..errors import RecallwiseError, UsageError
+from ..ranges import OptionRange, flag_type
 
 __all__ = ["add_command", "emit_json", "fail", "main", "report"]
 
@@ -275,8 +276,23 @@ def add_command(
     # begins (``serve --stor`` is not ``--store``)
     parser = subparsers.add_parser(name, help=summary, description=description, allow_abbrev=False)
     add_arguments(parser)
+    checked_numbers(parser)
     parser.set_defaults(func=run)
     return parser
+
+
+#: the range a numeric flag that declares none gets: a finite number, not negative
+_NUMBER = {int: OptionRange(int, 0), float: OptionRange(float, 0.0)}
+
+
+def checked_numbers(parser: argparse.ArgumentParser) -> None:
+    """Give every ``type=int`` / ``type=float`` flag of ``parser`` the one range check
+    (:func:`recallwise.ranges.flag_type`): a finite number >= 0. A flag with its own range declares
+    it with ``flag_type`` (``--port``: 0-65535), which this leaves alone; either way a bad value is
+    argparse's usage error (exit 2) naming the flag, the value and the range."""
+    for action in parser._actions:
+        if action.type in _NUMBER and action.option_strings:
+            action.type = flag_type(_NUMBER[action.type], action.option_strings[-1])
 
 
 def _group_help(parser: argparse.ArgumentParser) -> Any:

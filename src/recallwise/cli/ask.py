@@ -26,7 +26,7 @@ from ..deciders import as_decider, available_deciders, make_decider
 from ..deciders.questions import ChoiceAnswer, Question, ScoreAnswer, validate_request
 from ..deciders.wire import answers_to_wire
 from ..errors import UsageError
-from ..policy.options import OptionRange, flag_type
+from ..ranges import OptionRange, flag_type
 from . import emit_json
 from .common import add_decider, add_json
 

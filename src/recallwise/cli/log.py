@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..policy.log import DecisionLog, TurnFilter
-from ..policy.options import OptionRange, flag_type
+from ..ranges import OptionRange, flag_type
 from . import emit_json
 from .common import add_json, table
 

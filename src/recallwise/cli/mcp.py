@@ -7,7 +7,7 @@ import sys
 
 from ..errors import UsageError
 from ..extras import require_extra
-from ..policy.options import OptionRange, flag_type
+from ..ranges import OptionRange, flag_type
 from ..stores.urls import redact_url
 from .common import add_create, add_decider, add_embedder, add_store, new_store_note, service_settings
 

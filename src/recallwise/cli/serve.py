@@ -7,7 +7,7 @@ import sys
 
 from ..errors import UsageError
 from ..extras import require_extra
-from ..policy.options import OptionRange, flag_type
+from ..ranges import OptionRange, flag_type
 from ..records import DEFAULT_NAMESPACES
 from ..stores.urls import redact_url
 from . import emit_json

@@ -26,13 +26,13 @@ field (:data:`FLAT_NAMES`): ``RecallPolicy(store, gate_threshold=0.6)`` is
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import UsageError
+from ..ranges import OptionRange, flag_type
 from .budget import ADAPTIVE_BUDGET, GATED_TOP_K, AdaptiveBudget
 from .conversation import CONVERSATION_WEIGHTS, ConversationWeights
 
@@ -79,56 +79,7 @@ EPISODIC_OPTIONS: Mapping[str, Any] = MappingProxyType(
 KeepRule = Literal["absolute", "relative", "both"]
 
 
-# ---- the one validation of a numeric option --------------------------------------------------------
-@dataclass(frozen=True)
-class OptionRange:
-    """The values one numeric option may take: its kind (``int`` or ``float``), a closed range
-    and whether None (off, or: resolve it elsewhere) is allowed.
-
-    Every entry point checks an option with its range: the dataclasses below (Python), a threshold
-    config's ``value`` (a file, or the one ``RECALLWISE_CONFIG`` names), and a command's flag
-    (:func:`option_type`). The error is one line naming the option, the value and the range.
-    """
-
-    kind: type[int] | type[float]
-    low: float
-    high: float = math.inf
-    none: str | None = None  # what None means, when it is allowed
-    #: what the option is, for the error ("a probability", "a count of records")
-    what: str = ""
-
-    def describe(self) -> str:
-        """The allowed values, in words: ``a number in [0, 1] (a probability), or None (...)``."""
-        kind = "an integer" if self.kind is int else "a number"
-        span = f">= {self.low:g}" if self.high == math.inf else f"in [{self.low:g}, {self.high:g}]"
-        what = f" ({self.what})" if self.what else ""
-        return f"{kind} {span}{what}" + (f", or None ({self.none})" if self.none else "")
-
-    def check(self, name: str, value: Any, where: str = "") -> Any:
-        """``value`` when it is allowed, else a :class:`UsageError` naming ``name``, the value
-        and the range (``where`` prefixes it: a file and the entry)."""
-        if value is None and self.none is not None:
-            return None
-        number = not isinstance(value, bool) and (
-            isinstance(value, int) if self.kind is int else isinstance(value, (int, float))
-        )
-        if not (number and math.isfinite(value) and self.low <= value <= self.high):
-            prefix = f"{where}: " if where else ""
-            raise UsageError(f"{prefix}{name}={value!r} is not allowed: {self.describe()}")
-        return value
-
-    def parse(self, name: str, text: str) -> Any:
-        """A flag's or a variable's text as the option's value, checked (``none`` / empty: None
-        when None is allowed)."""
-        if self.none is not None and text.strip().lower() in ("", "none"):
-            return None
-        try:
-            value: Any = self.kind(text)
-        except ValueError:
-            raise UsageError(f"{name}={text!r} is not allowed: {self.describe()}") from None
-        return self.check(name, value)
-
-
+# ---- the range of each numeric option (checked by recallwise.ranges.OptionRange) -------------------
 _PROBABILITY = OptionRange(
     float, 0.0, 1.0, none="resolved from a fit or a measured default", what="a probability"
 )
@@ -182,22 +133,6 @@ def check_option(name: str, value: Any, where: str = "") -> Any:
 def option_type(name: str, flag: str | None = None) -> Any:
     """An argparse ``type=`` for the option ``name`` (:data:`OPTION_RANGES`) given as ``flag``."""
     return flag_type(OPTION_RANGES[name], flag or f"--{name.replace('_', '-')}")
-
-
-def flag_type(allowed: OptionRange, flag: str) -> Any:
-    """An argparse ``type=`` parsing a flag's text and checking it against ``allowed``: a bad value
-    is argparse's usage error (exit 2) naming the flag, the value and the range, as the same
-    option's error is in Python and in a config file."""
-    import argparse
-
-    def parse(text: str) -> Any:
-        try:
-            return allowed.parse(flag, text)
-        except UsageError:  # argparse's message names the flag: "argument --last: '0' is not allowed: ..."
-            raise argparse.ArgumentTypeError(f"{text!r} is not allowed: {allowed.describe()}") from None
-
-    parse.__name__ = flag  # argparse names the type in some messages
-    return parse
 
 
 @dataclass(frozen=True)
