@@ -252,8 +252,9 @@ class KeepOptions:
     #: the gate, or a name in the store, opened the turn; nothing for a follow-up), and a judge head
     #: that reads it (the shipped one, issue 49) says "nothing belongs" on its own; with a judge
     #: that does not, the absolute threshold reads a record's p times the gate's p when the gate
-    #: opened on it, else 1 (opened by a name in the store, a follow-up, a failed gate or no gate). P(the record belongs) = P(memory is needed) x P(it belongs when
-    #: memory is needed): a turn the gate opened on barely keeps only its clearest records. On the
+    #: opened on it, else 1 (opened by a name in the store, a follow-up, a failed gate or no gate).
+    #: P(the record belongs) = P(memory is needed) x P(it belongs when memory is needed): a turn the
+    #: gate opened on barely keeps only its clearest records. On the
     #: outside calibration split it halved the records kept on general requests that the gate
     #: opened on (0.88 -> 0.38 a turn, `BENCHMARKS.md`) at the same right records kept. Off for
     #: episodic memories, whose options were fitted without it.
