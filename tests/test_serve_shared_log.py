@@ -119,38 +119,34 @@ def test_while_the_logs_database_is_stopped_the_service_answers_and_counts_the_d
     except pg_server.ServerUnavailable as exc:
         pytest.skip(f"no PostgreSQL for the tests: {exc}")
     try:
-        with persona_server(tmp_path, "outage", extra=("--log", log_server.url, "--log-content")) as server:
-            with server.client() as c:
-                assert (
-                    c.post("/v1/recall", json={"actor_id": "demo_user", "message": DRINK}).status_code == 200
-                )
-                assert len(c.get("/v1/decisions").json()["decisions"]) == 1  # its row is in
-                log_server.halt()
-                for _ in range(20):
-                    r = c.post("/v1/recall", json={"actor_id": "demo_user", "message": DRINK})
-                    assert r.status_code == 200 and any(
-                        "flat white" in x["text"] for x in r.json()["records"]
-                    )
-                deadline = time.monotonic() + 60
-                while c.get("/v1/log").json()["dropped"] < 20 and time.monotonic() < deadline:
-                    time.sleep(0.5)
-                health = c.get("/v1/log").json()
-                assert health["dropped"] == 20 and health["writing"] is False
-                assert health["last_error"] in ("unavailable", "full")
-                assert "127.0.0.1" not in str(health)
-                down = c.get("/v1/decisions")
-                assert down.status_code == 503 and "recallwise-test" not in down.text
-                metrics = c.get("/metrics")
-                assert 'recallwise_log_rows_total{outcome="dropped"} 20.0' in metrics.text
-                log_server.resume()
-                deadline = time.monotonic() + 60
-                while time.monotonic() < deadline:
-                    c.post("/v1/recall", json={"actor_id": "demo_user", "message": "And a snack?"})
-                    time.sleep(0.5)
-                    if c.get("/v1/log").json()["writing"]:
-                        break
-                assert c.get("/v1/log").json()["writing"] is True
-                messages = [t.get("message") for t in c.get("/v1/decisions").json()["decisions"]]
-                assert "And a snack?" in messages
+        logged = ("--log", log_server.url, "--log-content")
+        with persona_server(tmp_path, "outage", extra=logged) as server, server.client() as c:
+            assert c.post("/v1/recall", json={"actor_id": "demo_user", "message": DRINK}).status_code == 200
+            assert len(c.get("/v1/decisions").json()["decisions"]) == 1  # its row is in
+            log_server.halt()
+            for _ in range(20):
+                r = c.post("/v1/recall", json={"actor_id": "demo_user", "message": DRINK})
+                assert r.status_code == 200 and any("flat white" in x["text"] for x in r.json()["records"])
+            deadline = time.monotonic() + 60
+            while c.get("/v1/log").json()["dropped"] < 20 and time.monotonic() < deadline:
+                time.sleep(0.5)
+            health = c.get("/v1/log").json()
+            assert health["dropped"] == 20 and health["writing"] is False
+            assert health["last_error"] in ("unavailable", "full")
+            assert "127.0.0.1" not in str(health)
+            down = c.get("/v1/decisions")
+            assert down.status_code == 503 and "recallwise-test" not in down.text
+            metrics = c.get("/metrics")
+            assert 'recallwise_log_rows_total{outcome="dropped"} 20.0' in metrics.text
+            log_server.resume()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                c.post("/v1/recall", json={"actor_id": "demo_user", "message": "And a snack?"})
+                time.sleep(0.5)
+                if c.get("/v1/log").json()["writing"]:
+                    break
+            assert c.get("/v1/log").json()["writing"] is True
+            messages = [t.get("message") for t in c.get("/v1/decisions").json()["decisions"]]
+            assert "And a snack?" in messages
     finally:
         log_server.stop()
