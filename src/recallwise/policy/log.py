@@ -973,6 +973,12 @@ class DecisionLog(ClosesOnExit):
         page = self.page(TurnFilter(actor_id=actor_id, session_id=session_id), limit=max(int(last), 0))
         return list(reversed(page))
 
+    def _settle_for_read(self) -> None:
+        """Wait for this process's queued rows before a read (a page shows the turn just
+        answered), unless the log is failing: then the read goes straight to the backend, which
+        answers or fails at once rather than after the queue's failed bursts."""
+        self.settle(10.0 if self.writing else 0.0)
+
     def _seq(self, decision_id: int | None) -> int | None:
         """The seq of turn ``decision_id``; a cursor naming no turn (forgotten since) pages on
         from where its seq would be, which only its own id says: so it is an error."""
@@ -989,13 +995,13 @@ class DecisionLog(ClosesOnExit):
         """Up to ``limit`` turns matching ``where``, newest first, older than turn ``before`` (an
         id: the last turn of the previous page) when given: keyset paging, as fast on page 1,000
         as on page 1."""
-        self.settle()
+        self._settle_for_read()
         seqs = self.backend.seqs(where or TurnFilter(), limit=limit, before=self._seq(before))
         return self.backend.load(seqs)
 
     def turn(self, decision_id: int) -> LoggedTurn | None:
         """Turn ``decision_id`` (its ``id``) with its labels, or None."""
-        self.settle()
+        self._settle_for_read()
         seq = self.backend.seq_of(int(decision_id))
         found = [] if seq is None else self.backend.load([seq])
         return found[0] if found else None
@@ -1005,7 +1011,7 @@ class DecisionLog(ClosesOnExit):
     ) -> list[LoggedTurn]:
         """The labelled turns matching ``where``, oldest first: all of them, or up to ``limit``
         after turn ``after`` (an id: the last of the previous page)."""
-        self.settle()
+        self._settle_for_read()
         seqs = self.backend.seqs(
             where or TurnFilter(), limit=-1 if limit is None else limit, labelled=True, after=self._seq(after)
         )
