@@ -417,6 +417,24 @@ def persona_for(
 
 
 # ---- putting conversations together --------------------------------------------------------------
+#: how often a segment that something follows loses its closing turns ("thanks, that's all"), and
+#: how often a task is left part-way: people often start a new request without closing the last one,
+#: which is when a new request right after a retrieving turn is taken for a follow-up of it
+DROP_CLOSING = 0.5
+LEAVE_TASK = 0.25
+
+
+def cut(segment: list[dict[str, Any]], rng: random.Random, *, task: bool = False) -> list[dict[str, Any]]:
+    """``segment`` as it is when the user moves on to something else: its closing turns dropped
+    (``DROP_CLOSING``) and, for a task, sometimes left after a random turn (``LEAVE_TASK``)."""
+    out = list(segment)
+    if rng.random() < DROP_CLOSING:
+        while len(out) > 1 and out[-1]["kind"] == "closing":
+            out.pop()
+    if task and len(out) > 2 and rng.random() < LEAVE_TASK:
+        out = out[: rng.randrange(1, len(out))]
+    return out
+
 def split_of(source: str, key: str) -> str:
     if source in HELDOUT_SOURCES:
         return "heldout"
@@ -485,14 +503,15 @@ def build(snap: Snapshots) -> dict[str, list[dict[str, Any]]]:
                     task_turns[0]["records"] = [r["id"] for r in item["records"] if r["label"]]
                     persona = [{"id": r["id"], "text": r["text"]} for r in item["records"]]
                 else:
-                    task_turns = [dict(t) for t in task]
+                    task_turns = cut([dict(t) for t in task], rng, task=True)
                     persona = persona_for(task_turns, facts, split, rng)
                     if persona is None:
                         continue
-                before = general_segment() if rng.random() < 0.4 else []
+                before = cut(general_segment(), rng) if rng.random() < 0.4 else []
                 after: list[dict[str, Any]] = []
-                for _ in range(rng.choice((1, 1, 2))):
-                    after += general_segment()
+                for n in range(rng.choice((1, 1, 2))):
+                    segment = general_segment()
+                    after += cut(segment, rng) if n == 0 and segment else segment
                 turns = before + task_turns + after
                 for t in turns:
                     t.setdefault("records", [])
@@ -507,7 +526,8 @@ def build(snap: Snapshots) -> dict[str, list[dict[str, Any]]]:
                 )
                 made += 1
         for n in range(CAPS["general"][split]):
-            turns = general_segment() + general_segment()
+            first = general_segment()
+            turns = (cut(first, rng) if first else []) + general_segment()
             if not turns:
                 break
             for t in turns:
