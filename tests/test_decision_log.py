@@ -188,13 +188,13 @@ def test_labels_are_kept_replaced_and_exported_as_labelled_turns(seeded, tmp_pat
         hello, tea, _ = log.turns()
         kept = next(c.id for c in recalls[1].trace.candidates if c.kept)
         dropped = next(c.id for c in recalls[1].trace.candidates if not c.kept)
-        log.add_labels(tea.seq, gate=True, records={kept: True, dropped: True}, by="me")
-        labelled = log.add_labels(tea.seq, records={dropped: False})  # replaces the one label
+        log.add_labels(tea.id, gate=True, records={kept: True, dropped: True}, by="me")
+        labelled = log.add_labels(tea.id, records={dropped: False})  # replaces the one label
         assert labelled.gate_label is True and labelled.record_labels == {kept: True, dropped: False}
-        log.add_labels(hello.seq, gate=False)
+        log.add_labels(hello.id, gate=False)
         exported = [t.labelled() for t in log.labelled_turns()]
     assert exported[0] == {
-        "decision_id": hello.seq,
+        "decision_id": hello.id,
         "time": hello.at,
         "actor_id": "u",
         "session_id": "s1",
@@ -219,11 +219,11 @@ def test_a_bad_label_names_what_is_wrong_and_stores_nothing(seeded, tmp_path):
     with log:
         tea = log.turns()[1]
         with pytest.raises(UsageError, match="'nope' is not one of decision"):
-            log.add_labels(tea.seq, gate=True, records={"nope": True})
+            log.add_labels(tea.id, gate=True, records={"nope": True})
         with pytest.raises(UsageError, match="no decision 999"):
             log.add_labels(999, gate=True)
         with pytest.raises(UsageError, match="true or false"):
-            log.add_labels(tea.seq, gate="yes")  # type: ignore[arg-type]
+            log.add_labels(tea.id, gate="yes")  # type: ignore[arg-type]
         assert log.labelled_turns() == []
 
 
@@ -242,8 +242,8 @@ def test_pages_are_newest_first_filtered_and_keyset_paged(seeded, tmp_path):
         every = log.page(limit=100)
         assert [t.seq for t in every] == sorted((t.seq for t in every), reverse=True) and len(every) == 8
         first = log.page(TurnFilter(actor_id="u"), limit=3)
-        second = log.page(TurnFilter(actor_id="u"), limit=3, before=first[-1].seq)
-        third = log.page(TurnFilter(actor_id="u"), limit=3, before=second[-1].seq)
+        second = log.page(TurnFilter(actor_id="u"), limit=3, before=first[-1].id)
+        third = log.page(TurnFilter(actor_id="u"), limit=3, before=second[-1].id)
         assert [len(first), len(second), len(third)] == [3, 3, 1]
         assert {t.actor_id for t in first + second + third} == {"u"}
         assert all(t.gate_open for t in log.page(TurnFilter(gate_open=True)))
@@ -316,7 +316,7 @@ def test_a_log_written_by_the_first_release_opens_migrated(tmp_path, version):
             [{"id": "r1", "text": "tea", "label": True}]
         ]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
     conn.close()
 
 
@@ -341,14 +341,14 @@ def test_log_command_exports_the_labels(seeded, tmp_path, capsys):
     log, _ = _three_turns(seeded, path)
     with log:
         _, tea, drink = log.turns()
-        log.add_labels(tea.seq, gate=True)
-        log.add_labels(drink.seq, gate=False)
+        log.add_labels(tea.id, gate=True)
+        log.add_labels(drink.id, gate=False)
     capsys.readouterr()
     assert main(["log", str(path), "--labels"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(t["decision_id"], t["label"], t["text"]) for t in lines] == [
-        (tea.seq, True, "What tea should I buy?"),
-        (drink.seq, False, "What should I drink?"),
+        (tea.id, True, "What tea should I buy?"),
+        (drink.id, False, "What should I drink?"),
     ]
     assert main(["log", str(path), "--labels", "--actor", "v", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"labels": [lines[1]]}

@@ -115,7 +115,7 @@ def test_labelled_turns_take_their_texts_from_the_decision_log(tmp_path: Path) -
             decider="x",
             message="",
         )
-        seqs = [t.seq for t in log.turns()]
+        seqs = [t.id for t in log.turns()]
     labels = [
         {"decision_id": str(seqs[0]), "label": True, "records": [{"id": "veg", "label": True}]},
     ]
@@ -550,7 +550,7 @@ def test_tune_gate_from_the_decision_log(tmp_path: Path) -> None:
         for row in rows:
             policy.recall(row["text"], actor_id="u1")
         for turn, row in zip(log.turns(last=40), rows, strict=True):
-            log.add_labels(turn.seq, gate=row["label"])
+            log.add_labels(turn.id, gate=row["label"])
     exported = run_cli("log", str(log_path), "--labels", "--json")
     assert exported.returncode == 0, exported.stderr
     labels = json.loads(exported.stdout)["labels"]
@@ -574,7 +574,7 @@ def test_tune_gate_from_the_decision_log(tmp_path: Path) -> None:
     with DecisionLog(quiet, content=False) as log:
         policy = RecallPolicy(SQLiteStore("sqlite://:memory:"), log=log)
         policy.recall("What should I cook tonight?", actor_id="u1")
-        seq = log.turns(last=1)[0].seq
+        seq = log.turns(last=1)[0].id
     quiet_labels = tmp_path / "quiet.json"
     quiet_labels.write_text(json.dumps({"labels": [{"decision_id": seq, "label": True}]}))
     done = run_cli(

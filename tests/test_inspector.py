@@ -82,7 +82,10 @@ def test_every_turn_is_listed_newest_first_with_its_candidates(local):
     assert page["content_logged"] is True and page["next_cursor"] is None
     listed = page["decisions"]
     assert [d["message"] for d in listed] == list(reversed([*TURNS, HOSTILE]))
-    assert [d["id"] for d in listed] == sorted((d["id"] for d in listed), reverse=True)
+    # ids are opaque (they do not count the log's turns): distinct, exact in JavaScript, unordered
+    ids = [d["id"] for d in listed]
+    assert len(set(ids)) == len(ids) and all(0 < i < 2**53 for i in ids)
+    assert [d["time"] for d in listed] == sorted((d["time"] for d in listed), reverse=True)
     opened = [d for d in listed if d["gate_open"]]
     assert {d["message"] for d in opened} >= {DRINK, HOSTILE}
     for d in listed:
@@ -181,7 +184,7 @@ def test_tenants_see_only_their_own_turns_and_only_with_the_admin_scope(tenants)
     with server.client(keys["b-admin"]) as c:
         assert c.get(f"/v1/decisions/{one}").status_code == 404
         assert c.post("/v1/labels", json={"decision_id": one, "gate": False}).status_code == 404
-        assert c.get("/v1/labels").json() == {"labels": []}
+        assert c.get("/v1/labels").json() == {"labels": [], "next_cursor": None}
     with server.client(keys["a-admin"]) as c:
         assert c.post("/v1/labels", json={"decision_id": one, "gate": False}).status_code == 200
         (labelled,) = c.get("/v1/labels").json()["labels"]
@@ -453,7 +456,7 @@ def refit_server(work):
 
 def _preview(server: Server, key: str | None, head: str) -> httpx.Response:
     with server.client(key, timeout=300.0) as c:
-        return c.get(f"/v1/refit-preview/{head}")
+        return c.post(f"/v1/refit-preview/{head}")
 
 
 #: the figures the page shows, per head (the judge's keep threshold is keep_rule.absolute)
@@ -507,17 +510,23 @@ def test_the_refit_preview_is_the_cli_fit_on_the_same_labels(refit_server, tmp_p
     assert gate["before"]["threshold"] == pytest.approx(served)  # graded as the server's gate decides
 
     # the commands, run where the server runs, as shown
+    # the commands, with the log's path (LOG) and the server's address ($RECALLWISE_URL) named, not
+    # shown: nothing of the server's paths, nothing from the request's Host header
     commands = gate["commands"]
     assert commands["export"] == (
-        f'curl -s -H "Authorization: Bearer $RECALLWISE_KEY" {server.url}/v1/labels > labels.json'
+        'curl -s -H "Authorization: Bearer $RECALLWISE_KEY" "$RECALLWISE_URL/v1/labels?limit=10000" '
+        "> labels.json"
     )
     assert commands["fit"] == (
-        f"recallwise tune gate --from-log {log} --labels labels.json --write-head gate.npz "
+        "recallwise tune gate --from-log LOG --labels labels.json --write-head gate.npz "
         "--write-config recallwise.json"
     )
     assert commands["load"].startswith("RECALLWISE_CONFIG=recallwise.json recallwise serve")
-    assert keys["a-admin"] not in json.dumps(gate)
-    fit = run_cli(*commands["fit"].split()[1:], "--json", cwd=tmp_path)
+    assert keys["a-admin"] not in json.dumps(gate) and str(log.parent) not in json.dumps(gate)
+    with server.client(keys["a-admin"]) as c:  # GET computes nothing: the same commands, the counts
+        plan = c.get("/v1/refit-preview/gate").json()
+    assert plan["commands"] == commands and plan["turns"] == gate["turns"] and not plan["over_limit"]
+    fit = run_cli(*commands["fit"].replace("LOG", str(log)).split()[1:], "--json", cwd=tmp_path)
     assert fit.returncode == 0, fit.stderr
     assert json.loads(fit.stdout)["after"]["accuracy"] == pytest.approx(gate["after"]["accuracy"], abs=1e-6)
     from recallwise import RecallPolicy
@@ -615,13 +624,13 @@ def test_the_refit_preview_says_why_it_cannot_fit(local, tenants):
 
 
 def test_a_server_without_a_log_has_no_refit_preview(without_a_log):
-    answer = without_a_log.get("/v1/refit-preview/gate")
+    answer = without_a_log.post("/v1/refit-preview/gate")
     assert answer.status_code == 404 and "--log FILE" in answer.json()["error"]["message"]
 
 
 @needs_chromium
 def test_a_person_labels_with_the_keyboard_then_previews_a_refit(refit_server, browser):
-    server, keys, log = refit_server
+    server, keys, _log = refit_server
     open_page(browser, server, keys["a-admin"], rows=len(REFIT_MESSAGES))
     assert browser.evaluate("document.querySelector('#refit-gate').children.length") == 0
     truth = dict(REFIT_MESSAGES)
@@ -674,7 +683,7 @@ def test_a_person_labels_with_the_keyboard_then_previews_a_refit(refit_server, b
             preview["commands"]["fit"],
             preview["commands"]["load"],
         ]
-        assert f"recallwise tune {head} --from-log {log} --labels labels.json" in panel["commands"]
+        assert f"recallwise tune {head} --from-log LOG --labels labels.json" in panel["commands"]
         assert keys["a-admin"] not in panel["commands"]
     assert panels[0]["counted"].startswith(f"{len(REFIT_MESSAGES)} labelled turn(s)")
     assert "nothing was written" in browser.evaluate("document.querySelector('#status').textContent")

@@ -52,7 +52,7 @@ async def _exercise(client: Client) -> None:
     """What every transport must do the same way."""
     tools = (await client.list_tools()).tools
     names = {t.name for t in tools}
-    assert names == {"recall", "remember", "search_memories", "forget", "list_memories"}
+    assert names == {"recall", "remember", "search_memories", "forget", "forget_everything", "list_memories"}
     for tool in tools:
         props = tool.input_schema.get("properties", {})
         assert not any("actor" in p or "user" in p for p in props), tool.name

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bad_values import strict_json
+from recallwise import __version__
 from recallwise.serve.auth import add_key
 from serve_server import persona_server
 
@@ -52,7 +53,7 @@ def texts(body):
 # ---- the local server: the demo persona over HTTP --------------------------------------------------
 def test_health_ready_and_openapi(local):
     with local.client() as c:
-        assert c.get("/healthz").json() == {"status": "ok"}
+        assert c.get("/healthz").json() == {"status": "ok", "version": __version__}
         ready = c.get("/readyz").json()
         assert ready["status"] == "ready" and ready["embedder"] == "minilm-l6"
         paths = c.get("/openapi.json").json()["paths"]

@@ -67,13 +67,15 @@ CALLS: dict[str, Call] = {
     # fitted preview with its model)
     "GET /v1/refit-preview/gate": lambda c, seen: c.get("/v1/refit-preview/gate"),
     "GET /v1/refit-preview/judge": lambda c, seen: c.get("/v1/refit-preview/judge"),
+    "POST /v1/refit-preview/gate": lambda c, seen: c.post("/v1/refit-preview/gate"),
+    "POST /v1/refit-preview/judge": lambda c, seen: c.post("/v1/refit-preview/judge"),
     "DELETE /v1/records/{record_id}": lambda c, seen: c.delete(f"/v1/records/{_record_id(c, seen)}"),
     "DELETE /v1/actors/{actor_id}": lambda c, seen: c.delete(f"/v1/actors/{ACTOR}"),
 }
 
 
 #: routes this server refuses (its answer is the error shape): the status
-REFUSED = {"GET /v1/refit-preview/gate": 422, "GET /v1/refit-preview/judge": 422}
+REFUSED = {"POST /v1/refit-preview/gate": 422, "POST /v1/refit-preview/judge": 422}
 
 
 @pytest.fixture(scope="module")

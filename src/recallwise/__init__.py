@@ -10,8 +10,7 @@ recall.context   # the block to inject ("" when nothing is kept)
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
-
+from ._version import __version__
 from .deciders import (
     BaseDecider,
     ChoiceAnswer,
@@ -51,11 +50,6 @@ from .policy import (
 )
 from .records import Event, MemoryRecord, SearchHit, render_text, resolve_namespace, validate_id
 from .stores import MemoryStore, Searcher, SearchRequest, open_store, register_store
-
-try:  # the one version literal lives in pyproject.toml
-    __version__ = _metadata.version("recallwise")
-except _metadata.PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
-    __version__ = "0+unknown"
 
 __all__ = [
     "BaseDecider",

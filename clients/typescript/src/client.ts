@@ -375,7 +375,7 @@ export class RecallwiseClient {
   async refitPreview(head: "gate", signal?: AbortSignal): Promise<GateRefitOut>;
   async refitPreview(head: "judge", signal?: AbortSignal): Promise<JudgeRefitOut>;
   async refitPreview(head: "gate" | "judge", signal?: AbortSignal): Promise<GateRefitOut | JudgeRefitOut> {
-    return this.send<GateRefitOut | JudgeRefitOut>("GET", `/v1/refit-preview/${head}`, undefined, signal);
+    return this.send<GateRefitOut | JudgeRefitOut>("POST", `/v1/refit-preview/${head}`, undefined, signal);
   }
 
   /** A call that failed, failing open: counted, warned of; returns the fields of every failed-open result. */

@@ -53,7 +53,9 @@ export interface paths {
         };
         /**
          * Readyz
-         * @description Ready: the store answers and the embedder is loaded.
+         * @description Ready: the store answers and the embedder is loaded. Not ready: 503, saying why to the one
+         *     local user (a server without keys) and to an operator key only; to anyone else (no key: a
+         *     load balancer's probe) just "not ready", since why names the database's host, port and user.
          */
         get: operations["readyz_readyz_get"];
         put?: never;
@@ -76,7 +78,8 @@ export interface paths {
         post?: never;
         /**
          * Forget Actor
-         * @description Forget a user: every record and event of theirs deleted (needs the admin scope).
+         * @description Forget a user (needs the admin scope): every record and event of theirs, their turns in the
+         *     decision log and the labels given to them, deleted in this request; the counts in the reply.
          */
         delete: operations["forget_actor_v1_actors__actor_id__delete"];
         options?: never;
@@ -173,7 +176,8 @@ export interface paths {
         };
         /**
          * List Labels
-         * @description Every labelled decision, as ``recallwise tune gate --fit`` and the judge's fit read them.
+         * @description The labelled decisions, oldest first, a page at a time, as ``recallwise tune gate --fit``
+         *     and the judge's fit read them.
          */
         get: operations["list_labels_v1_labels_get"];
         put?: never;
@@ -260,14 +264,21 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Refit Plan Gate
+         * @description What a preview of a gate refit (``POST`` on this path) would read: the labelled turns,
+         *     the limit, and the commands that apply a refit. Computes nothing.
+         */
+        get: operations["refit_plan_gate_v1_refit_preview_gate_get"];
+        put?: never;
+        /**
          * Refit Preview Gate
          * @description What refitting the gate head on the labels would do: accuracy, AUC, ECE and open / closed
          *     rates of the labelled turns before and after, as ``recallwise tune gate --from-log`` fits it,
-         *     and the commands that apply it. Writes nothing; 422 saying why when the labels cannot fit one.
+         *     and the commands that apply it. Writes nothing; 422 saying why when the labels cannot fit
+         *     one, 413 over --max-refit-labels, 429 with too many of yours at once, 503 past
+         *     --refit-timeout-s.
          */
-        get: operations["refit_preview_gate_v1_refit_preview_gate_get"];
-        put?: never;
-        post?: never;
+        post: operations["refit_preview_gate_v1_refit_preview_gate_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -282,15 +293,21 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Refit Plan Judge
+         * @description What a preview of a judge refit (``POST`` on this path) would read: the labelled turns,
+         *     the limit, and the commands that apply a refit. Computes nothing.
+         */
+        get: operations["refit_plan_judge_v1_refit_preview_judge_get"];
+        put?: never;
+        /**
          * Refit Preview Judge
          * @description What refitting the judge head on the labels would do: accuracy, AUC, ECE, the right
          *     records kept and records kept per request before and after, as ``recallwise tune judge
          *     --from-log`` fits it, and the commands that apply it. Writes nothing; 422 saying why when
-         *     the labels cannot fit one.
+         *     the labels cannot fit one, 413 over --max-refit-labels, 429 with too many of yours at once,
+         *     503 past --refit-timeout-s.
          */
-        get: operations["refit_preview_judge_v1_refit_preview_judge_get"];
-        put?: never;
-        post?: never;
+        post: operations["refit_preview_judge_v1_refit_preview_judge_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -585,14 +602,30 @@ export interface components {
         };
         /**
          * ForgotActor
-         * @description The reply of ``DELETE /v1/actors/{actor_id}``.
+         * @description The reply of ``DELETE /v1/actors/{actor_id}``: what forgetting the user deleted.
          */
         ForgotActor: {
             /** Actor Id */
             actor_id: string;
-            /** Deleted Events */
+            /**
+             * Deleted Decisions
+             * @description their turns in the decision log (messages, candidates' texts, traces)
+             */
+            deleted_decisions: number;
+            /**
+             * Deleted Events
+             * @description their conversation events
+             */
             deleted_events: number;
-            /** Deleted Records */
+            /**
+             * Deleted Labels
+             * @description labels given to those turns (what a refit reads)
+             */
+            deleted_labels: number;
+            /**
+             * Deleted Records
+             * @description their memory records
+             */
             deleted_records: number;
         };
         /**
@@ -688,6 +721,11 @@ export interface components {
              * @constant
              */
             status: "ok";
+            /**
+             * Version
+             * @description the recallwise release answering (`recallwise --version`)
+             */
+            version: string;
         };
         /**
          * JudgeCandidateIn
@@ -953,7 +991,10 @@ export interface components {
         };
         /** LabelsIn */
         LabelsIn: {
-            /** Decision Id */
+            /**
+             * Decision Id
+             * @description the decision's id
+             */
             decision_id: number;
             /**
              * Gate
@@ -970,8 +1011,16 @@ export interface components {
         };
         /** LabelsOut */
         LabelsOut: {
-            /** Labels */
+            /**
+             * Labels
+             * @description oldest first
+             */
             labels: components["schemas"]["LabelledTurnOut"][];
+            /**
+             * Next Cursor
+             * @description the cursor of the next page; null on the last
+             */
+            next_cursor?: number | null;
         };
         /**
          * MessageIn
@@ -1216,6 +1265,39 @@ export interface components {
             load: string;
         };
         /**
+         * RefitPlanOut
+         * @description The reply of ``GET /v1/refit-preview/{head}``: what a preview (``POST`` on the same path)
+         *     would read, and the commands that apply a refit; nothing is computed.
+         */
+        RefitPlanOut: {
+            commands: components["schemas"]["RefitCommandsOut"];
+            /**
+             * Head
+             * @enum {string}
+             */
+            head: "gate" | "judge";
+            /**
+             * Left Out
+             * @description labelled turns without a label for this head
+             */
+            left_out: number;
+            /**
+             * Max Labels
+             * @description the most labelled turns a preview reads (--max-refit-labels)
+             */
+            max_labels: number;
+            /**
+             * Over Limit
+             * @description more labelled turns than max_labels: a preview is refused
+             */
+            over_limit: boolean;
+            /**
+             * Turns
+             * @description labelled turns of this tenant's a fit of this head would read
+             */
+            turns: number;
+        };
+        /**
          * SearchIn
          * @description The body of ``POST /v1/search`` (ungated, for debugging).
          */
@@ -1352,6 +1434,7 @@ export type RecordPage = components['schemas']['RecordPage'];
 export type RecordsIn = components['schemas']['RecordsIn'];
 export type RecordsOut = components['schemas']['RecordsOut'];
 export type RefitCommandsOut = components['schemas']['RefitCommandsOut'];
+export type RefitPlanOut = components['schemas']['RefitPlanOut'];
 export type SearchIn = components['schemas']['SearchIn'];
 export type SearchOut = components['schemas']['SearchOut'];
 export type SystemOneIn = components['schemas']['SystemOneIn'];
@@ -1413,6 +1496,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -1424,6 +1516,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1496,6 +1597,15 @@ export interface operations {
                     "text/plain": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -1507,6 +1617,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1579,6 +1698,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -1590,6 +1718,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1664,6 +1801,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -1675,6 +1821,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1757,6 +1912,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -1768,6 +1932,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1791,6 +1964,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description a decision id */
                 decision_id: number;
             };
             cookie?: never;
@@ -1842,6 +2016,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -1853,6 +2036,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1929,6 +2121,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -1940,6 +2141,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2016,6 +2226,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2027,6 +2246,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2050,6 +2278,9 @@ export interface operations {
             query?: {
                 actor_id?: string | null;
                 session_id?: string | null;
+                limit?: number;
+                /** @description next_cursor of the page before */
+                cursor?: number | null;
             };
             header?: never;
             path?: never;
@@ -2102,6 +2333,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2113,6 +2353,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2189,6 +2438,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2200,6 +2458,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2276,6 +2543,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2287,6 +2563,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2364,6 +2649,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2375,6 +2669,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2451,6 +2754,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2462,6 +2774,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2536,6 +2857,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2554,6 +2884,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Service Unavailable */
             503: {
                 headers: {
@@ -2565,7 +2904,108 @@ export interface operations {
             };
         };
     };
-    refit_preview_gate_v1_refit_preview_gate_get: {
+    refit_plan_gate_v1_refit_preview_gate_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefitPlanOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    refit_preview_gate_v1_refit_preview_gate_post: {
         parameters: {
             query?: never;
             header?: never;
@@ -2619,6 +3059,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2637,6 +3086,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Service Unavailable */
             503: {
                 headers: {
@@ -2648,7 +3106,108 @@ export interface operations {
             };
         };
     };
-    refit_preview_judge_v1_refit_preview_judge_get: {
+    refit_plan_judge_v1_refit_preview_judge_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefitPlanOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    refit_preview_judge_v1_refit_preview_judge_post: {
         parameters: {
             query?: never;
             header?: never;
@@ -2702,6 +3261,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2713,6 +3281,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2789,6 +3366,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2800,6 +3386,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2876,6 +3471,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -2887,6 +3491,15 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

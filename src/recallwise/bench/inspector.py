@@ -13,7 +13,7 @@ One run, on this machine:
 
 With ``refit_labels`` N, also **the refit preview** (:func:`bench_refit`): N labelled turns of one
 actor of the same tenant, each a real turn of the default policy over the demo persona, and
-``GET /v1/refit-preview/gate`` and ``/judge`` timed over HTTP (each fits a head on the tenant's
+``POST /v1/refit-preview/gate`` and ``/judge`` timed over HTTP (each fits a head on the tenant's
 labels). The messages are made from templates (memory requests about the persona's drinks, food,
 travel and code; general questions), labelled by construction, and each record a turn's search
 returned by whether it is about the message's topic: synthetic labels, for the time a fit takes
@@ -22,6 +22,7 @@ on N of them, not for what it scores.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import tempfile
@@ -183,13 +184,13 @@ def write_refit_turns(store_url: str, log_path: Path, actor: str, labels: int, p
             for turn in log.turns(last=labels, actor_id=actor):
                 topic = topics[turn.message or ""]
                 records = {c["id"]: _about(topic, str(c.get("text"))) for c in turn.candidates}
-                log.add_labels(turn.seq, gate=topic is not None, records=records or None)
+                log.add_labels(turn.id, gate=topic is not None, records=records or None)
     finally:
         store.close()
 
 
 def time_refit(client: httpx.Client, repeats: int = 2) -> dict[str, Any]:
-    """``GET /v1/refit-preview/gate`` and ``/judge`` over HTTP, ``repeats`` times each: the wall
+    """``POST /v1/refit-preview/gate`` and ``/judge`` over HTTP, ``repeats`` times each: the wall
     time of each request (the first also loads what the fit needs), and the fit's own ``seconds``."""
     out: dict[str, Any] = {}
     for head in ("gate", "judge"):
@@ -197,11 +198,11 @@ def time_refit(client: httpx.Client, repeats: int = 2) -> dict[str, Any]:
         answer: dict[str, Any] = {}
         for _ in range(repeats):
             began = time.perf_counter()
-            response = client.get(f"/v1/refit-preview/{head}", timeout=3600)
+            response = client.post(f"/v1/refit-preview/{head}", timeout=3600)
             wall.append(round(time.perf_counter() - began, 3))
             if response.status_code != 200:
                 raise UsageError(
-                    f"GET /v1/refit-preview/{head}: HTTP {response.status_code}: {response.text[:300]}"
+                    f"POST /v1/refit-preview/{head}: HTTP {response.status_code}: {response.text[:300]}"
                 )
             answer = response.json()
             fit.append(answer["seconds"])
@@ -212,6 +213,19 @@ def time_refit(client: httpx.Client, repeats: int = 2) -> dict[str, Any]:
             "fit_s": fit,
         }
     return out
+
+
+def _far_cursor(log: Path, tenant: str) -> int:
+    """The id of the tenant's 101st oldest turn: a cursor whose page is near the log's far end (ids
+    are opaque: the log's order is its own)."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(log)) as conn:
+        row = conn.execute(
+            "SELECT id FROM turns WHERE actor_id >= ? AND actor_id < ? ORDER BY seq LIMIT 1 OFFSET 100",
+            (tenant, tenant + "\U0010ffff"),
+        ).fetchone()
+    return int(row[0])
 
 
 def bench_inspector(
@@ -243,7 +257,7 @@ def bench_inspector(
                 base_url=replica.url, headers={"authorization": f"Bearer {key}"}, timeout=60
             ) as c:
                 newest = c.get("/v1/decisions", params={"limit": 1}).json()["decisions"][0]
-                last, actor, session = newest["id"], newest["actor_id"], newest["session_id"]
+                actor, session = newest["actor_id"], newest["session_id"]
                 queries: dict[str, dict[str, Any]] = {
                     "newest": {},
                     "actor": {"actor_id": actor},
@@ -251,7 +265,7 @@ def bench_inspector(
                     "closed": {"opened": "false"},
                     "errors": {"errors": "true"},
                     "actor_closed": {"actor_id": actor, "opened": "false"},
-                    "last_page": {"cursor": last - turns + 101},
+                    "last_page": {"cursor": _far_cursor(log, f"{TENANTS[0]}:")},
                 }
                 figures: dict[str, dict[str, Any]] = {}
                 for name, params in queries.items():

@@ -44,6 +44,7 @@ COMMANDS: list[tuple[str | None, str]] = [
     (None, "serve"),
     ("keys", "keys_new"),
     (None, "mcp"),
+    (None, "hook"),
     ("bench", "bench_locomo"),
     ("bench", "bench_decisions"),
     ("bench", "bench_latency"),

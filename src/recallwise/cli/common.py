@@ -28,7 +28,9 @@ def add_store(parser: argparse.ArgumentParser, default: str | None = DEFAULT_STO
         "--store",
         default=os.environ.get("RECALLWISE_STORE", default),
         metavar="URL",
-        help="store URL: sqlite:///path.db (default %(default)s), postgresql://..., agentcore://ID?region=...",
+        # never %(default)s: the default may come from RECALLWISE_STORE, whose URL may hold a password
+        help="store URL: sqlite:///path.db, postgresql://..., agentcore://ID?region=... (default: "
+        f"$RECALLWISE_STORE when set, else {default or 'none'})",
     )
 
 

@@ -12,9 +12,30 @@ from .common import add_decider, add_embedder, add_json, add_store, flag_values,
 
 #: the flags that are the service's settings of the same name (its HTTP side, its /mcp mount), and its
 #: limits
-_SETTINGS = ("host", "port", "keys", "workers", "max_batch", "log", "log_content", "access_log")
+_SETTINGS = (
+    "host",
+    "port",
+    "keys",
+    "workers",
+    "max_batch",
+    "log",
+    "log_content",
+    "log_durable",
+    "log_retention_days",
+    "access_log",
+)
 _SETTINGS_MCP = ("mcp_token_budget", "mcp_actor")
-_LIMITS = ("max_body_bytes", "max_message_chars", "max_extract_chars", "max_extract_memories")
+_LIMITS = (
+    "max_body_bytes",
+    "max_message_chars",
+    "max_extract_chars",
+    "max_extract_memories",
+    "body_timeout_s",
+    "max_refit_labels",
+    "refit_timeout_s",
+    "refit_workers",
+    "max_refits_per_tenant",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +89,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default %(default)s; past it: 413, nothing stored)",
     )
     parser.add_argument(
+        "--body-timeout-s",
+        type=float,
+        default=10.0,
+        help="seconds a request's body may take to arrive (default %(default)s; past it: 408)",
+    )
+    parser.add_argument(
+        "--max-refit-labels",
+        type=int,
+        default=2000,
+        help="most labelled turns one refit preview reads (default %(default)s; past it: 413)",
+    )
+    parser.add_argument(
+        "--refit-timeout-s",
+        type=float,
+        default=120.0,
+        help="seconds one refit preview may run (default %(default)s; past it: stopped, 503)",
+    )
+    parser.add_argument(
+        "--refit-workers",
+        type=int,
+        default=1,
+        help="refit previews run at once per process, tenants taking turns (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-refits-per-tenant",
+        type=int,
+        default=2,
+        help="refit previews of one tenant waiting or running at once (default %(default)s; past it: 429)",
+    )
+    parser.add_argument(
         "--max-batch", type=int, default=16, help="most texts per embedding batch (default 16)"
     )
     parser.add_argument(
@@ -95,6 +146,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--log-content",
         action="store_true",
         help="the log keeps message and memory text (default: ids, numbers and decisions only)",
+    )
+    parser.add_argument(
+        "--log-durable",
+        action="store_true",
+        help="answer a turn only once its log row is committed and synced (default: rows are written "
+        "just after the answer; a killed process loses the last burst)",
+    )
+    parser.add_argument(
+        "--log-retention-days",
+        type=float,
+        default=None,
+        metavar="DAYS",
+        help="delete logged turns (and their labels) older than DAYS, at start and hourly (default: keep)",
     )
     parser.add_argument(
         "--access-log",

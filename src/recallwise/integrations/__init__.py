@@ -22,9 +22,12 @@ import importlib
 from typing import Any
 
 from ..extras import require_extra
+from ._foreign import CountingSearcher, TurnGate
 
 __all__ = [
+    "CountingSearcher",
     "GatedAgentCoreMemorySessionManager",
+    "GatedInputFilter",
     "GatedMemoryService",
     "GatedMemoryStore",
     "GatedStore",
@@ -34,6 +37,7 @@ __all__ = [
     "RecallwiseMemoryService",
     "RecallwiseMemoryStore",
     "RecallwiseStore",
+    "TurnGate",
     "gated_injection",
     "gated_stores",
 ]
@@ -51,6 +55,7 @@ _WHERE = {
     "RecallwiseStore": ("langgraph", "langgraph"),
     "GatedMemoryService": ("adk", "adk"),
     "RecallwiseMemoryService": ("adk", "adk"),
+    "GatedInputFilter": ("openai_agents", "openai-agents"),
 }
 
 

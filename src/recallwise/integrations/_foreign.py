@@ -13,9 +13,13 @@ names a person can read in traces (a store's name, the inner store's type), not 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypedDict, TypeVar, Unpack
 
@@ -26,19 +30,23 @@ from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy import DecisionLog, Recall, RecallOptions, RecallPolicy, RecallStats
 from ..policy.options import shorthand_value, with_shorthand
-from ..records import MemoryRecord, SearchHit, score_from_cosine
+from ..records import MemoryRecord, SearchHit, score_from_cosine, validate_id
 from ..stores.base import Searcher, SearchRequest
 
 __all__ = [
     "DEFAULT_DECIDER",
     "NO_BUDGET",
     "SCOPE",
+    "CountingSearcher",
     "FrameworkGate",
     "GateKeywords",
+    "StoreGate",
+    "TurnGate",
     "at_most",
     "check_over_fetch",
     "foreign_owned",
     "gate_options",
+    "is_searcher",
     "kept_in_order",
     "lazy_embedder",
     "run_sync",
@@ -274,3 +282,237 @@ def unique_key(base: str, taken: Mapping[str, Any]) -> str:
     while f"{base}#{n}" in taken:
         n += 1
     return f"{base}#{n}"
+
+
+# ---- one decision per user turn ------------------------------------------------------------------
+
+logger = logging.getLogger("recallwise.integrations")
+
+#: how many user turns' decisions a :class:`TurnGate` remembers (a framework asks again within a turn:
+#: after each round of tool calls, per task, per model call; never across hundreds of turns)
+TURNS_REMEMBERED = 256
+#: how long a decision answers the asks of its turn, in seconds: a turn's tool loop takes seconds to
+#: minutes; the same message long after is another turn (the store may have changed), decided anew
+TURN_TTL_S = 300.0
+
+
+def is_searcher(memory: object) -> bool:
+    """Whether ``memory`` is a recallwise :class:`~recallwise.stores.base.Searcher` (every recallwise
+    store is one): a ``search(request)`` method, an ``embedder`` and a ``local`` flag."""
+    return (
+        callable(getattr(memory, "search", None)) and hasattr(memory, "embedder") and hasattr(memory, "local")
+    )
+
+
+class TurnGate(FrameworkGate):
+    """A :class:`FrameworkGate` that decides once per user turn, for frameworks that ask for memory
+    many times in one turn (LlamaIndex after each round of tool calls, CrewAI per task, the OpenAI
+    Agents SDK before every model call), and falls back to the framework's stock behaviour when
+    deciding fails.
+
+    * :meth:`decide` / :meth:`adecide` -- the turn's :class:`~recallwise.policy.Recall`: the first ask
+      of a turn runs the policy, every later ask of the same turn (the same ``turn`` key; by default
+      the actor, session and message) gets the same object back, and the policy counts one turn;
+    * a failing decider is the policy's own business: it fails open (the gate opens, the judge
+      keeps everything: the stock records) and ``stats`` counts it by kind;
+    * anything else that goes wrong while deciding (the framework's memory raising through a seam,
+      a bug) returns None: the adapter then runs the framework's own, stock, behaviour; it is counted
+      in :attr:`fallbacks` and logged, never raised into the agent's turn;
+    * what the adapter injects from the Recall is ephemeral: for the one turn (the model call, the
+      prompt), never written to the framework's history -- each adapter says where.
+
+    ``actor_id`` / ``session_id`` scope the decisions (whose memory; follow-ups, the decision log).
+    """
+
+    actor_id: str
+    session_id: str | None
+    #: turns whose decision failed and ran the framework's stock behaviour instead
+    fallbacks: int
+
+    def _configure_turns(self, actor_id: str, session_id: str | None) -> None:
+        self.actor_id = validate_id(actor_id, "actor_id")
+        self.session_id = validate_id(session_id, "session_id") if session_id is not None else None
+        self.fallbacks = 0
+        self._decided: OrderedDict[Hashable, tuple[float, Recall | None]] = OrderedDict()
+        self._deciding: dict[Hashable, asyncio.Future[Recall | None]] = {}
+        self._turn_lock = threading.Lock()
+
+    def _key(
+        self, message: str, turn: Hashable | None, actor_id: str | None, session_id: str | None
+    ) -> Hashable:
+        return (actor_id or self.actor_id, session_id or self.session_id, message if turn is None else turn)
+
+    def _remembered(self, key: Hashable) -> tuple[bool, Recall | None]:
+        with self._turn_lock:
+            found = self._decided.get(key)
+            if found is not None and time.monotonic() - found[0] <= TURN_TTL_S:
+                self._decided.move_to_end(key)
+                return True, found[1]
+        return False, None
+
+    def _remember(self, key: Hashable, recall: Recall | None) -> None:
+        with self._turn_lock:
+            self._decided[key] = (time.monotonic(), recall)
+            self._decided.move_to_end(key)
+            while len(self._decided) > TURNS_REMEMBERED:
+                self._decided.popitem(last=False)
+
+    def _fell_back(self, exc: BaseException) -> None:
+        with self._turn_lock:
+            self.fallbacks += 1
+        logger.warning(
+            "%s: deciding failed (%s: %s); the framework's stock memory behaviour runs for this turn",
+            type(self).__name__,
+            type(exc).__name__,
+            exc,
+        )
+
+    def _recall_keywords(
+        self, actor_id: str | None, session_id: str | None, extra: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        return {"actor_id": actor_id or self.actor_id, "session_id": session_id or self.session_id, **extra}
+
+    def decide(
+        self,
+        message: str,
+        *,
+        turn: Hashable | None = None,
+        actor_id: str | None = None,
+        session_id: str | None = None,
+        **recall: Any,
+    ) -> Recall | None:
+        """The user turn's decision (see the class); None: run the framework's stock behaviour
+        (the gate is transparent, or deciding failed). ``recall`` goes to ``policy.recall``."""
+        if self.policy is None:
+            return None
+        key = self._key(message, turn, actor_id, session_id)
+        known, found = self._remembered(key)
+        if known:
+            return found
+        try:
+            decided: Recall | None = self.policy.recall(
+                message, **self._recall_keywords(actor_id, session_id, recall)
+            )
+        except Exception as exc:
+            self._fell_back(exc)
+            decided = None
+        self.last_recall = decided if decided is not None else self.last_recall
+        self._remember(key, decided)
+        return decided
+
+    async def adecide(
+        self,
+        message: str,
+        *,
+        turn: Hashable | None = None,
+        actor_id: str | None = None,
+        session_id: str | None = None,
+        **recall: Any,
+    ) -> Recall | None:
+        """:meth:`decide` for asyncio frameworks: concurrent asks of one turn share one decision."""
+        if self.policy is None:
+            return None
+        key = self._key(message, turn, actor_id, session_id)
+        known, found = self._remembered(key)
+        if known:
+            return found
+        pending = self._deciding.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Recall | None] = asyncio.get_running_loop().create_future()
+        self._deciding[key] = future
+        try:
+            decided: Recall | None = await self.policy.arecall(
+                message, **self._recall_keywords(actor_id, session_id, recall)
+            )
+        except Exception as exc:
+            self._fell_back(exc)
+            decided = None
+        finally:
+            self._deciding.pop(key, None)
+        self.last_recall = decided if decided is not None else self.last_recall
+        self._remember(key, decided)
+        future.set_result(decided)
+        return decided
+
+
+class StoreGate(TurnGate):
+    """A :class:`TurnGate` over a recallwise store: for frameworks with no memory of their own to
+    gate (the OpenAI Agents SDK, a context provider, a memory block), the policy searches the store
+    and the adapter injects its context block.
+
+    ``memory`` is any :class:`~recallwise.stores.base.Searcher` (every recallwise store is one);
+    ``actor_id`` whose memory is read; ``namespaces`` the templates searched (default: the
+    policy's). ``decider=None`` is the stock arm here: recall on every turn, the store's top-k above
+    the score floor (what the frameworks do with memory today).
+    """
+
+    def __init__(
+        self,
+        memory: Searcher,
+        *,
+        actor_id: str,
+        session_id: str | None = None,
+        namespaces: Sequence[str] | Mapping[str, str] | None = None,
+        **gate: Unpack[GateKeywords],
+    ) -> None:
+        self._configure(**gate)
+        self._configure_store(memory, actor_id, session_id, namespaces)
+
+    def _configure_store(
+        self,
+        memory: Searcher,
+        actor_id: str,
+        session_id: str | None,
+        namespaces: Sequence[str] | Mapping[str, str] | None,
+    ) -> None:
+        """The store, the turn scope and the policy (a subclass's ``__init__`` calls it after
+        :meth:`_configure`)."""
+        if not is_searcher(memory):
+            raise TypeError(f"{type(self).__name__} reads a recallwise store, got {type(memory).__name__}")
+        self._configure_turns(actor_id, session_id)
+        self.memory = memory
+        keywords: dict[str, Any] = {"namespaces": namespaces} if namespaces is not None else {}
+        self.policy = RecallPolicy(
+            memory, decider=self.decider, options=self.options, stats=self.stats, log=self._log, **keywords
+        )
+
+
+class CountingSearcher:
+    """A recallwise searcher that counts the searches it receives (``searches``) and passes them on:
+    what the examples and tests read to show that a closed gate searched nothing."""
+
+    def __init__(self, inner: Searcher) -> None:
+        self.inner = inner
+        self.searches = 0
+        self._lock = threading.Lock()
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.inner.embedder
+
+    @property
+    def local(self) -> bool:
+        return bool(self.inner.local)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("inner", "searches", "_lock"):
+            raise AttributeError(name)
+        found = getattr(self.inner, name)
+        if name == "asearch":  # a natively async store's searches are counted too
+
+            async def asearch(request: SearchRequest) -> list[SearchHit]:
+                self._count()
+                hits: list[SearchHit] = await found(request)
+                return hits
+
+            return asearch
+        return found
+
+    def _count(self) -> None:
+        with self._lock:
+            self.searches += 1
+
+    def search(self, request: SearchRequest) -> list[SearchHit]:
+        self._count()
+        return self.inner.search(request)

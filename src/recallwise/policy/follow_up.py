@@ -184,6 +184,12 @@ class FollowUpMemory:
             for key in [k for k in self._entries if k[0] == actor_id and k[1] == session_id]:
                 del self._entries[key]
 
+    def forget_actor(self, actor_id: str) -> None:
+        """Drop what is remembered for every session of an actor (forgetting the user)."""
+        with self._lock:
+            for key in [k for k in self._entries if k[0] == actor_id]:
+                del self._entries[key]
+
 
 def follow_up_text(prior: str, text: str) -> str:
     """What a follow-up turn searches and judges: the request, then the follow-up."""

@@ -22,6 +22,31 @@ never fails the turn. Reads wait for the queued rows, then use their own connect
 being read never holds up a row being written; a page is one covering-index scan in ``seq``
 order.
 
+**When a row is durable.** By default a turn is answered before its row is written: a process
+killed in between (SIGKILL, a power cut) loses the rows still queued, at most a burst (a second or
+so under load; 1 of 3,757 acknowledged recalls in the second hardening round), and a committed row
+is on disk once SQLite's WAL is (``synchronous = NORMAL``: an OS crash may lose the last
+transactions, a process crash does not). ``durable=True`` (``recallwise serve --log-durable``)
+makes each turn wait until its row is committed with ``synchronous = FULL``: an acknowledged turn
+is in the log, at the price of a commit per burst in the turn's latency.
+
+**Ids.** A turn's ``seq`` orders the log; its ``id`` (what the inspector, labels and
+``recallwise tune --from-log`` name it by) is ``seq`` passed through a keyed permutation
+(:func:`public_id`, the key kept in the file), so ids say nothing about how many turns the log
+holds or another tenant made, and stay below 2**53 (exact in JavaScript). Turns logged before
+version 3 keep their ``seq`` as their id, so labels exported from them still name them.
+
+**Forgetting and retention.** :meth:`DecisionLog.forget` deletes every turn of an actor and their
+labels, in one transaction, overwriting the freed pages (``secure_delete``) and checkpointing the
+WAL, so their messages and records' texts are gone from the file, not only from its queries.
+``retention_days`` deletes turns older than that (and their labels) when the log opens and every
+hour after.
+
+**The storage seam.** Everything above is :class:`DecisionLog`'s (the queue and its thread, what
+is kept, ids, durability, retention); where the rows live is a :class:`LogBackend`'s, a small
+protocol of row operations that :class:`SQLiteLogBackend` implements over one file. Another
+backend (a database several hosts share) implements the same operations.
+
 The layout is versioned in SQLite's ``user_version``; a file from an older release is migrated
 on open (ordered steps, one transaction: :func:`~recallwise.stores.sql.migrate_sqlite`, as the
 SQLite store's), a file from a newer release is refused.
@@ -31,28 +56,44 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
+import hmac
 import json
 import os
 import queue
+import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import UsageError
 from ..stores.base import ClosesOnExit
 from ..stores.sql import MigrationStep, migrate_sqlite
 from .trace import Trace
 
-__all__ = ["LOG_ENV", "LOG_SCHEMA_VERSION", "DecisionLog", "LoggedTurn", "TurnFilter"]
+__all__ = [
+    "LOG_ENV",
+    "LOG_SCHEMA_VERSION",
+    "DecisionLog",
+    "Forgotten",
+    "LogBackend",
+    "LoggedTurn",
+    "SQLiteLogBackend",
+    "TurnFilter",
+    "public_id",
+]
 
 #: names a decision log file used by every policy built without ``log=``
 LOG_ENV = "RECALLWISE_LOG"
 #: rows queued for the log's thread at most (a turn waits past it), and rows per transaction
 _QUEUE = 1000
 _BATCH = 100
+#: seconds between two retention sweeps
+_PRUNE_EVERY_S = 3600.0
 
 
 # ---- the layout, one step per version ------------------------------------------------------------
@@ -103,14 +144,30 @@ def _v2(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v3(conn: sqlite3.Connection) -> None:
+    """Version 3: each turn's public ``id`` (the turns logged before keep their ``seq`` as their
+    id, so labels exported from them still name them), the permutation's key and the next
+    ``seq`` (never reused, even after the newest turns are forgotten), an index on ``at`` for
+    retention."""
+    conn.execute("ALTER TABLE turns ADD COLUMN id INTEGER")
+    conn.execute("UPDATE turns SET id = seq")
+    conn.execute("CREATE UNIQUE INDEX turns_id ON turns (id)")
+    conn.execute("CREATE INDEX turns_at ON turns (at)")
+    conn.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+    conn.execute("INSERT INTO meta VALUES ('id_key', ?)", (secrets.token_hex(32),))
+    (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()
+    conn.execute("INSERT INTO meta VALUES ('next_seq', ?)", (str(int(last) + 1),))
+
+
 #: ``_MIGRATIONS[i]`` takes a log from version ``i`` to ``i + 1``
-_MIGRATIONS: tuple[MigrationStep, ...] = (_v1, _v2)
+_MIGRATIONS: tuple[MigrationStep, ...] = (_v1, _v2, _v3)
 #: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
 LOG_SCHEMA_VERSION = len(_MIGRATIONS)
 
 #: the columns of a turn, named as the fields of :class:`LoggedTurn` they fill
 _COLUMNS = (
     "seq",
+    "id",
     "at",
     "actor_id",
     "session_id",
@@ -130,12 +187,34 @@ _COLUMNS = (
 )
 
 
+# ---- ids ---------------------------------------------------------------------------------------------
+_HALF = 26  # bits of each half: ids below 2**52, offset by 2**52 (exact in a JavaScript number)
+_MASK = (1 << _HALF) - 1
+#: the first public id of a turn logged since version 3 (every earlier turn's id is its seq)
+ID_BASE = 1 << (2 * _HALF)
+
+
+def public_id(key: bytes, seq: int) -> int:
+    """Turn ``seq``'s public id: a four-round Feistel permutation of ``seq`` keyed by ``key``
+    (HMAC-SHA256 rounds), plus :data:`ID_BASE`. One-to-one, so ids never collide; without the key,
+    an id says nothing about ``seq`` (how many turns came before it)."""
+    if not 0 <= seq < ID_BASE:
+        raise ValueError(f"seq {seq} is out of the id range")
+    left, right = seq >> _HALF, seq & _MASK
+    for round_ in range(4):
+        digest = hmac.new(key, bytes([round_]) + right.to_bytes(4, "big"), hashlib.sha256).digest()
+        left, right = right, left ^ (int.from_bytes(digest[:4], "big") & _MASK)
+    return ID_BASE + ((left << _HALF) | right)
+
+
 @dataclass(frozen=True)
 class LoggedTurn:
     """One logged turn (``trace`` is :meth:`Trace.as_dict` of that turn; without content, its
-    candidates have no ``text``). ``message`` is None when the log keeps no content."""
+    candidates have no ``text``). ``message`` is None when the log keeps no content. ``id`` is
+    what the turn is named by (labels, the inspector); ``seq`` only orders the log."""
 
     seq: int
+    id: int
     at: str
     actor_id: str
     session_id: str | None
@@ -184,7 +263,7 @@ class LoggedTurn:
         when logged), ``label`` (the gate label, when given), ``records`` (the labelled ones:
         ``id``, ``text`` when logged, ``label``; when any)."""
         out: dict[str, Any] = {
-            "decision_id": self.seq,
+            "decision_id": self.id,
             "time": self.at,
             "actor_id": self.actor_id,
             "session_id": self.session_id,
@@ -255,6 +334,8 @@ class _Row:
     stock_tokens: int | None
     stock_later: Callable[[], int] | None
     on_error: Callable[[Exception], None] | None
+    #: set once the row is committed (or failed): what a durable log's turn waits on
+    done: threading.Event | None = None
 
     def values(self, stock_tokens: int | None, content: bool) -> tuple[Any, ...]:
         trace = self.trace if content else _without_content(self.trace)
@@ -298,16 +379,70 @@ def _without_content(trace: dict[str, Any]) -> dict[str, Any]:
     return trace
 
 
-class DecisionLog(ClosesOnExit):
-    """Appends each turn's decision to a SQLite file, pages through them and keeps their labels;
-    thread-safe. ``content=False`` keeps no message or memory text."""
+@dataclass(frozen=True)
+class Forgotten:
+    """What :meth:`DecisionLog.forget` deleted: an actor's turns, and the labels given to them."""
 
-    def __init__(
-        self, path: str | os.PathLike[str], *, max_message_chars: int = 2000, content: bool = True
+    turns: int
+    gate_labels: int
+    record_labels: int
+
+    @property
+    def labels(self) -> int:
+        return self.gate_labels + self.record_labels
+
+
+class LogBackend(Protocol):
+    """Where a decision log's rows live: the row operations :class:`DecisionLog` needs, each one
+    transaction. ``values`` of a turn are :data:`_COLUMNS` without ``seq`` and ``id``, which the
+    backend assigns (``seq`` increasing and never reused; ``id`` :func:`public_id` of it with the
+    backend's own key)."""
+
+    #: how messages name the log (a path; a URL without its password)
+    where: str
+
+    def append(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Append turns, in one transaction."""
+
+    def label(
+        self, seq: int, gate: bool | None, records: Mapping[str, bool], at: str, by: str | None
     ) -> None:
+        """Set turn ``seq``'s gate label (unless None) and record labels, replacing earlier ones."""
+
+    def seqs(
+        self,
+        where: TurnFilter,
+        *,
+        limit: int,
+        before: int | None = None,
+        labelled: bool = False,
+        after: int | None = None,
+    ) -> list[int]:
+        """Up to ``limit`` seqs matching ``where``: newest first, below ``before``; or (``labelled``)
+        the labelled turns' oldest first, above ``after``."""
+
+    def seq_of(self, decision_id: int) -> int | None:
+        """The seq of the turn whose public id is ``decision_id`` (None: no such turn)."""
+
+    def load(self, seqs: Sequence[int]) -> list[LoggedTurn]:
+        """The turns ``seqs``, in that order (absent ones left out), with their labels."""
+
+    def forget(self, actor_id: str) -> Forgotten:
+        """Delete every turn of ``actor_id`` and their labels, leaving no copy of their text."""
+
+    def prune(self, before: str) -> int:
+        """Delete the turns logged before ``before`` (an ISO 8601 UTC time) and their labels."""
+
+    def close(self) -> None: ...
+
+
+class SQLiteLogBackend:
+    """A decision log in one SQLite file (WAL; each host's processes share it)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, durable: bool = False) -> None:
         self.path = Path(path)
-        self.max_message_chars = int(max_message_chars)
-        self.content = bool(content)
+        self.where = str(self.path)
+        self.durable = durable
         if self.path.is_dir():
             raise UsageError(f"decision log {str(self.path)!r} is a directory")
         parent = self.path.parent
@@ -317,28 +452,23 @@ class DecisionLog(ClosesOnExit):
             self._conn = self._connect()
             try:
                 self._migrate()
+                (key,) = self._conn.execute("SELECT value FROM meta WHERE name = 'id_key'").fetchone()
             except BaseException:
                 self._conn.close()
                 raise
             self._reader = self._connect()
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"cannot use {str(self.path)!r} as a decision log: {exc}") from exc
+        self._key = bytes.fromhex(key)
         self._lock = threading.Lock()
         self._read_lock = threading.Lock()
-        # rows are written by one thread of the log's own (started with the first row)
-        self._queue: queue.Queue[_Row | None] = queue.Queue(_QUEUE)
-        self._writer: threading.Thread | None = None
-        self._unsettled = 0
-        self._settled = threading.Condition()
-        self._closed = False
-        #: rows whose stock figure was left unknown because the log was falling behind
-        self.stock_skipped = 0
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA busy_timeout = 5000")
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+        conn.execute("PRAGMA secure_delete = ON")  # a forgotten turn's text is overwritten, not freed
         return conn
 
     def _migrate(self) -> None:
@@ -355,213 +485,85 @@ class DecisionLog(ClosesOnExit):
             conn.execute("ROLLBACK")
             raise
 
-    # ---- writing ----------------------------------------------------------------------------------
-    def write(
-        self,
-        trace: Trace,
-        *,
-        actor_id: str,
-        session_id: str | None,
-        decider: str,
-        message: str,
-        stock_tokens: int | None = None,
-        stock_later: Callable[[], int] | None = None,
-        on_error: Callable[[Exception], None] | None = None,
-    ) -> None:
-        """Append one turn: the caller's thread takes a copy of the trace and queues it; the log's
-        own thread writes the row (a burst in one transaction), so a turn never waits on SQLite.
-        A read of the log first waits for what is queued.
-
-        ``stock_tokens``: what the stock arm would have injected, when known; else ``stock_later``
-        counts it (from the turn's hits, or a search of its own) on the log's thread. A
-        ``stock_later`` that fails, or is skipped while over half the queue waits, leaves the
-        figure unknown (``stock_skipped`` counts the skips). ``on_error`` hears of a row that
-        could not be written (the policy counts it in ``stats``)."""
-        if self._closed:
-            raise sqlite3.ProgrammingError(f"the decision log {str(self.path)!r} is closed")
-        row = _Row(
-            at=_now(),
-            actor_id=actor_id,
-            session_id=session_id,
-            decider=decider,
-            message=message[: self.max_message_chars] if self.content else None,
-            trace=trace.as_dict(),  # a copy: the caller may add to its trace afterwards
-            kept=len(trace.kept),
-            dropped=len(trace.dropped),
-            stock_tokens=stock_tokens,
-            stock_later=stock_later,
-            on_error=on_error,
-        )
-        with self._settled:
-            if self._writer is None:
-                self._writer = threading.Thread(target=self._write_loop, name="recallwise-log", daemon=True)
-                self._writer.start()
-            self._unsettled += 1
-        self._queue.put(row)
-
-    def _write_loop(self) -> None:
-        while True:
-            rows = [self._queue.get()]
-            while len(rows) < _BATCH:
-                try:
-                    rows.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            stop = None in rows
-            if stop:  # closing: what was queued before the close is written too
-                with contextlib.suppress(queue.Empty):
-                    while True:
-                        rows.append(self._queue.get_nowait())
-            written = [r for r in rows if r is not None]
-            try:
-                self._write_rows(written)
-            finally:
-                with self._settled:
-                    self._unsettled -= len(written)
-                    self._settled.notify_all()
-            if stop:
-                return
-
-    def _write_rows(self, rows: list[_Row]) -> None:
-        values = []
-        for row in rows:
-            stock = row.stock_tokens
-            if stock is None and row.stock_later is not None:
-                if self._queue.qsize() > _QUEUE // 2:
-                    self.stock_skipped += 1  # falling behind: rows first, figures when there is time
-                else:
-                    try:
-                        stock = int(row.stock_later())
-                    except Exception:  # the figure stays unknown; the turn was answered long ago
-                        stock = None
-            values.append(row.values(stock, self.content))
-        try:
-            with self._lock:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self._conn.executemany(
-                        "INSERT INTO turns (at, actor_id, session_id, decider, message, gate_p, "
-                        "gate_threshold, gate_open, retrieved, kept, dropped, errors, total_ms, "
-                        "context_tokens, stock_tokens, trace) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        values,
-                    )
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-        except Exception as exc:
-            for row in rows:
-                if row.on_error is not None:
-                    with contextlib.suppress(Exception):
-                        row.on_error(exc)
-
-    def settle(self, timeout_s: float = 10.0) -> bool:
-        """Wait up to ``timeout_s`` for the queued rows to be written; True when none waits."""
-        with self._settled:
-            return self._settled.wait_for(lambda: self._unsettled == 0, timeout_s)
-
-    def add_labels(
-        self,
-        seq: int,
-        *,
-        gate: bool | None = None,
-        records: Mapping[str, bool] | None = None,
-        by: str | None = None,
-    ) -> LoggedTurn:
-        """Label turn ``seq``: ``gate`` (True: memory was needed), ``records`` (record id ->
-        belongs; each must be one of the turn's candidates). A label given again replaces the
-        last one; the labels land together or not at all. Returns the turn with its labels."""
-        records = dict(records or {})
-        for record_id, belongs in records.items():
-            if not isinstance(belongs, bool):
-                raise UsageError(f"records.{record_id}: a label is true or false, not {belongs!r}")
-        if gate is not None and not isinstance(gate, bool):
-            raise UsageError(f"gate: a label is true or false, not {gate!r}")
-        turn = self.turn(seq)
-        if turn is None:
-            raise UsageError(f"no decision {seq} in {self.path}")
-        known = {c["id"] for c in turn.candidates}
-        unknown = [r for r in records if r not in known]
-        if unknown:
-            raise UsageError(
-                f"records: {unknown[0]!r} is not one of decision {seq}'s candidates"
-                + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
-            )
-        at = _now()
+    @contextlib.contextmanager
+    def _write(self) -> Any:
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                if gate is not None:
-                    self._conn.execute(
-                        "INSERT INTO gate_labels (turn_seq, needed, at, by) VALUES (?, ?, ?, ?) "
-                        "ON CONFLICT (turn_seq) DO UPDATE SET needed = excluded.needed, at = excluded.at, "
-                        "by = excluded.by",
-                        (seq, int(gate), at, by),
-                    )
-                self._conn.executemany(
-                    "INSERT INTO record_labels (turn_seq, record_id, belongs, at, by) VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT (turn_seq, record_id) DO UPDATE SET belongs = excluded.belongs, "
-                    "at = excluded.at, by = excluded.by",
-                    [(seq, record_id, int(belongs), at, by) for record_id, belongs in records.items()],
-                )
+                yield self._conn
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-        labelled = self.turn(seq)
-        assert labelled is not None
-        return labelled
 
-    # ---- reading ----------------------------------------------------------------------------------
-    def turns(
-        self, *, last: int = 20, actor_id: str | None = None, session_id: str | None = None
-    ) -> list[LoggedTurn]:
-        """The latest ``last`` turns (oldest first), optionally of one actor / session."""
-        page = self.page(TurnFilter(actor_id=actor_id, session_id=session_id), limit=max(int(last), 0))
-        return list(reversed(page))
+    def append(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        with self._write() as conn:
+            # inside the write lock no other process appends: the seqs are ours
+            (first,) = conn.execute("SELECT value FROM meta WHERE name = 'next_seq'").fetchone()
+            seqs = range(int(first), int(first) + len(rows))
+            conn.executemany(
+                f"INSERT INTO turns ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+                [(seq, public_id(self._key, seq), *values) for seq, values in zip(seqs, rows, strict=True)],
+            )
+            conn.execute("UPDATE meta SET value = ? WHERE name = 'next_seq'", (str(seqs.stop),))
 
-    def page(
-        self, where: TurnFilter | None = None, *, limit: int = 50, before: int | None = None
-    ) -> list[LoggedTurn]:
-        """Up to ``limit`` turns matching ``where``, newest first, older than turn ``before``
-        when given (the last turn of the previous page: keyset paging, as fast on page 1,000 as
-        on page 1)."""
-        self.settle()
-        clauses, args = (where or TurnFilter()).where()
-        if before is not None:
-            clauses.append("seq < ?")
-            args.append(int(before))
-        sql = "SELECT seq FROM turns INDEXED BY turns_filter"
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
-        sql += " ORDER BY seq DESC LIMIT ?"
+    def label(
+        self, seq: int, gate: bool | None, records: Mapping[str, bool], at: str, by: str | None
+    ) -> None:
+        with self._write() as conn:
+            if gate is not None:
+                conn.execute(
+                    "INSERT INTO gate_labels (turn_seq, needed, at, by) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (turn_seq) DO UPDATE SET needed = excluded.needed, at = excluded.at, "
+                    "by = excluded.by",
+                    (seq, int(gate), at, by),
+                )
+            conn.executemany(
+                "INSERT INTO record_labels (turn_seq, record_id, belongs, at, by) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (turn_seq, record_id) DO UPDATE SET belongs = excluded.belongs, "
+                "at = excluded.at, by = excluded.by",
+                [(seq, record_id, int(belongs), at, by) for record_id, belongs in records.items()],
+            )
+
+    def seqs(
+        self,
+        where: TurnFilter,
+        *,
+        limit: int,
+        before: int | None = None,
+        labelled: bool = False,
+        after: int | None = None,
+    ) -> list[int]:
+        clauses, args = where.where()
+        if labelled:
+            sql = (
+                "SELECT seq FROM turns WHERE seq IN (SELECT turn_seq FROM gate_labels "
+                "UNION SELECT turn_seq FROM record_labels)"
+            )
+            if after is not None:
+                clauses.append("seq > ?")
+                args.append(int(after))
+            sql += "".join(f" AND {clause}" for clause in clauses) + " ORDER BY seq LIMIT ?"
+        else:
+            if before is not None:
+                clauses.append("seq < ?")
+                args.append(int(before))
+            # Every filter of a page reads only this index, newest first
+            sql = "SELECT seq FROM turns INDEXED BY turns_filter"
+            if clauses:
+                sql += " WHERE " + " AND ".join(clauses)
+            sql += " ORDER BY seq DESC LIMIT ?"
+        count = int(limit)
+        count = -1 if labelled and count < 0 else max(count, 0)  # -1: SQLite's "no limit"
         with self._read_lock:
-            seqs = [r[0] for r in self._reader.execute(sql, [*args, max(int(limit), 0)])]
-        return self._load(seqs)
+            return [r[0] for r in self._reader.execute(sql, [*args, count])]
 
-    def turn(self, seq: int) -> LoggedTurn | None:
-        """Turn ``seq`` with its labels, or None."""
-        self.settle()
-        found = self._load([int(seq)])
-        return found[0] if found else None
-
-    def labelled_turns(self, where: TurnFilter | None = None) -> list[LoggedTurn]:
-        """Every labelled turn matching ``where``, oldest first."""
-        self.settle()
-        clauses, args = (where or TurnFilter()).where()
-        sql = (
-            "SELECT seq FROM turns WHERE seq IN (SELECT turn_seq FROM gate_labels "
-            "UNION SELECT turn_seq FROM record_labels)"
-        )
-        for clause in clauses:
-            sql += f" AND {clause}"
+    def seq_of(self, decision_id: int) -> int | None:
         with self._read_lock:
-            seqs = [r[0] for r in self._reader.execute(sql + " ORDER BY seq", args)]
-        return self._load(seqs)
+            found = self._reader.execute("SELECT seq FROM turns WHERE id = ?", (int(decision_id),)).fetchone()
+        return None if found is None else int(found[0])
 
-    def _load(self, seqs: Sequence[int]) -> list[LoggedTurn]:
-        """The turns ``seqs`` in that order (absent ones left out), with their labels."""
+    def load(self, seqs: Sequence[int]) -> list[LoggedTurn]:
         if not seqs:
             return []
         marks = ", ".join("?" * len(seqs))
@@ -596,8 +598,287 @@ class DecisionLog(ClosesOnExit):
             by_seq[seq] = LoggedTurn(**turn)
         return [by_seq[s] for s in seqs if s in by_seq]
 
+    def _delete(self, conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> tuple[int, int, int]:
+        """Delete the turns ``where`` selects and their labels; the three counts."""
+        chosen = f"SELECT seq FROM turns WHERE {where}"
+        gates = conn.execute(f"DELETE FROM gate_labels WHERE turn_seq IN ({chosen})", args).rowcount
+        records = conn.execute(f"DELETE FROM record_labels WHERE turn_seq IN ({chosen})", args).rowcount
+        turns = conn.execute(f"DELETE FROM turns WHERE {where}", args).rowcount
+        return turns, gates, records
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the file and empty it: the deleted rows' old pages go with it (a reader
+        in another process may hold part of it back until its read ends)."""
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def forget(self, actor_id: str) -> Forgotten:
+        with self._write() as conn:
+            turns, gates, records = self._delete(conn, "actor_id = ?", (actor_id,))
+        self._checkpoint()
+        return Forgotten(turns, gates, records)
+
+    def prune(self, before: str) -> int:
+        with self._write() as conn:
+            turns, _, _ = self._delete(conn, "at < ?", (before,))
+        if turns:
+            self._checkpoint()
+        return turns
+
     def close(self) -> None:
-        """Write what is queued, then close the file."""
+        with self._lock, self._read_lock:
+            self._conn.close()
+            self._reader.close()
+
+
+class DecisionLog(ClosesOnExit):
+    """Appends each turn's decision to a log (a SQLite file, or the ``backend`` given), pages
+    through them and keeps their labels; thread-safe. ``content=False`` keeps no message or memory
+    text; ``durable=True`` answers a turn only once its row is committed; ``retention_days``
+    deletes turns older than that."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        max_message_chars: int = 2000,
+        content: bool = True,
+        durable: bool = False,
+        retention_days: float | None = None,
+        backend: LogBackend | None = None,
+    ) -> None:
+        if (path is None) == (backend is None):
+            raise UsageError("DecisionLog: give a path or a backend")
+        if retention_days is not None and not retention_days > 0:
+            raise UsageError(f"retention_days must be above 0, not {retention_days}")
+        self.max_message_chars = int(max_message_chars)
+        self.content = bool(content)
+        self.durable = bool(durable)
+        self.retention_days = retention_days
+        self.backend: LogBackend = (
+            backend if backend is not None else SQLiteLogBackend(path or "", durable=durable)
+        )
+        #: the file, for a SQLite log (None for another backend)
+        self.path: Path | None = getattr(self.backend, "path", None)
+        # rows are written by one thread of the log's own (started with the first row)
+        self._queue: queue.Queue[_Row | None] = queue.Queue(_QUEUE)
+        self._writer: threading.Thread | None = None
+        self._unsettled = 0
+        self._settled = threading.Condition()
+        self._closed = False
+        self._pruned_at = 0.0
+        #: rows whose stock figure was left unknown because the log was falling behind
+        self.stock_skipped = 0
+        #: turns deleted by retention since the log opened
+        self.pruned = 0
+        self._prune()
+
+    @property
+    def where(self) -> str:
+        return self.backend.where
+
+    # ---- writing ----------------------------------------------------------------------------------
+    def write(
+        self,
+        trace: Trace,
+        *,
+        actor_id: str,
+        session_id: str | None,
+        decider: str,
+        message: str,
+        stock_tokens: int | None = None,
+        stock_later: Callable[[], int] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        """Append one turn: the caller's thread takes a copy of the trace and queues it; the log's
+        own thread writes the row (a burst in one transaction), so a turn never waits on the log
+        (unless it is ``durable``: then it waits until its row is committed, up to 10 s). A read
+        of the log first waits for what is queued.
+
+        ``stock_tokens``: what the stock arm would have injected, when known; else ``stock_later``
+        counts it (from the turn's hits, or a search of its own) on the log's thread. A
+        ``stock_later`` that fails, or is skipped while over half the queue waits, leaves the
+        figure unknown (``stock_skipped`` counts the skips). ``on_error`` hears of a row that
+        could not be written (the policy counts it in ``stats``)."""
+        if self._closed:
+            raise sqlite3.ProgrammingError(f"the decision log {self.where!r} is closed")
+        row = _Row(
+            at=_now(),
+            actor_id=actor_id,
+            session_id=session_id,
+            decider=decider,
+            message=message[: self.max_message_chars] if self.content else None,
+            trace=trace.as_dict(),  # a copy: the caller may add to its trace afterwards
+            kept=len(trace.kept),
+            dropped=len(trace.dropped),
+            stock_tokens=stock_tokens,
+            stock_later=stock_later,
+            on_error=on_error,
+            done=threading.Event() if self.durable else None,
+        )
+        with self._settled:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="recallwise-log", daemon=True)
+                self._writer.start()
+            self._unsettled += 1
+        self._queue.put(row)
+        if row.done is not None:
+            row.done.wait(10.0)
+
+    def _write_loop(self) -> None:
+        while True:
+            rows = [self._queue.get()]
+            while len(rows) < _BATCH:
+                try:
+                    rows.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = None in rows
+            if stop:  # closing: what was queued before the close is written too
+                with contextlib.suppress(queue.Empty):
+                    while True:
+                        rows.append(self._queue.get_nowait())
+            written = [r for r in rows if r is not None]
+            try:
+                self._write_rows(written)
+            finally:
+                with self._settled:
+                    self._unsettled -= len(written)
+                    self._settled.notify_all()
+                for row in written:
+                    if row.done is not None:
+                        row.done.set()
+            if stop:
+                return
+            self._prune()
+
+    def _write_rows(self, rows: list[_Row]) -> None:
+        if not rows:
+            return
+        values = []
+        for row in rows:
+            stock = row.stock_tokens
+            if stock is None and row.stock_later is not None:
+                if self._queue.qsize() > _QUEUE // 2:
+                    self.stock_skipped += 1  # falling behind: rows first, figures when there is time
+                else:
+                    try:
+                        stock = int(row.stock_later())
+                    except Exception:  # the figure stays unknown; the turn was answered long ago
+                        stock = None
+            values.append(row.values(stock, self.content))
+        try:
+            self.backend.append(values)
+        except Exception as exc:
+            for row in rows:
+                if row.on_error is not None:
+                    with contextlib.suppress(Exception):
+                        row.on_error(exc)
+
+    def _prune(self) -> None:
+        """Delete the turns past ``retention_days`` (at open, then at most once an hour)."""
+        if self.retention_days is None:
+            return
+        if self._pruned_at and time.monotonic() - self._pruned_at < _PRUNE_EVERY_S:
+            return
+        self._pruned_at = time.monotonic()
+        cutoff = _dt.datetime.now(_dt.UTC) - _dt.timedelta(days=self.retention_days)
+        with contextlib.suppress(Exception):  # a sweep that fails is tried again next hour
+            self.pruned += self.backend.prune(cutoff.isoformat(timespec="milliseconds"))
+
+    def settle(self, timeout_s: float = 10.0) -> bool:
+        """Wait up to ``timeout_s`` for the queued rows to be written; True when none waits."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._unsettled == 0, timeout_s)
+
+    def add_labels(
+        self,
+        decision_id: int,
+        *,
+        gate: bool | None = None,
+        records: Mapping[str, bool] | None = None,
+        by: str | None = None,
+    ) -> LoggedTurn:
+        """Label turn ``decision_id`` (its ``id``): ``gate`` (True: memory was needed), ``records``
+        (record id -> belongs; each must be one of the turn's candidates). A label given again
+        replaces the last one; the labels land together or not at all. Returns the turn with its
+        labels."""
+        records = dict(records or {})
+        for record_id, belongs in records.items():
+            if not isinstance(belongs, bool):
+                raise UsageError(f"records.{record_id}: a label is true or false, not {belongs!r}")
+        if gate is not None and not isinstance(gate, bool):
+            raise UsageError(f"gate: a label is true or false, not {gate!r}")
+        turn = self.turn(decision_id)
+        if turn is None:
+            raise UsageError(f"no decision {decision_id} in {self.where}")
+        known = {c["id"] for c in turn.candidates}
+        unknown = [r for r in records if r not in known]
+        if unknown:
+            raise UsageError(
+                f"records: {unknown[0]!r} is not one of decision {decision_id}'s candidates"
+                + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
+            )
+        self.backend.label(turn.seq, gate, records, _now(), by)
+        labelled = self.turn(decision_id)
+        assert labelled is not None
+        return labelled
+
+    def forget(self, actor_id: str) -> Forgotten:
+        """Delete every turn of ``actor_id`` (messages, the records' texts its candidates carry)
+        and every label given to them, once the queued rows are written; what was deleted. A turn
+        of theirs still being answered while this runs may be logged after it."""
+        self.settle()
+        return self.backend.forget(actor_id)
+
+    # ---- reading ----------------------------------------------------------------------------------
+    def turns(
+        self, *, last: int = 20, actor_id: str | None = None, session_id: str | None = None
+    ) -> list[LoggedTurn]:
+        """The latest ``last`` turns (oldest first), optionally of one actor / session."""
+        page = self.page(TurnFilter(actor_id=actor_id, session_id=session_id), limit=max(int(last), 0))
+        return list(reversed(page))
+
+    def _seq(self, decision_id: int | None) -> int | None:
+        """The seq of turn ``decision_id``; a cursor naming no turn (forgotten since) pages on
+        from where its seq would be, which only its own id says: so it is an error."""
+        if decision_id is None:
+            return None
+        seq = self.backend.seq_of(decision_id)
+        if seq is None:
+            raise UsageError(f"no decision {decision_id} in {self.where} (a cursor names one)")
+        return seq
+
+    def page(
+        self, where: TurnFilter | None = None, *, limit: int = 50, before: int | None = None
+    ) -> list[LoggedTurn]:
+        """Up to ``limit`` turns matching ``where``, newest first, older than turn ``before`` (an
+        id: the last turn of the previous page) when given: keyset paging, as fast on page 1,000
+        as on page 1."""
+        self.settle()
+        seqs = self.backend.seqs(where or TurnFilter(), limit=limit, before=self._seq(before))
+        return self.backend.load(seqs)
+
+    def turn(self, decision_id: int) -> LoggedTurn | None:
+        """Turn ``decision_id`` (its ``id``) with its labels, or None."""
+        self.settle()
+        seq = self.backend.seq_of(int(decision_id))
+        found = [] if seq is None else self.backend.load([seq])
+        return found[0] if found else None
+
+    def labelled_turns(
+        self, where: TurnFilter | None = None, *, limit: int | None = None, after: int | None = None
+    ) -> list[LoggedTurn]:
+        """The labelled turns matching ``where``, oldest first: all of them, or up to ``limit``
+        after turn ``after`` (an id: the last of the previous page)."""
+        self.settle()
+        seqs = self.backend.seqs(
+            where or TurnFilter(), limit=-1 if limit is None else limit, labelled=True, after=self._seq(after)
+        )
+        return self.backend.load(seqs)
+
+    def close(self) -> None:
+        """Write what is queued, then close the log."""
         with self._settled:
             if self._closed:
                 return
@@ -606,12 +887,10 @@ class DecisionLog(ClosesOnExit):
         if writer is not None:
             self._queue.put(None)
             writer.join(timeout=30.0)
-        with self._lock, self._read_lock:
-            self._conn.close()
-            self._reader.close()
+        self.backend.close()
 
     def __repr__(self) -> str:
-        return f"DecisionLog({str(self.path)!r})"
+        return f"DecisionLog({self.where!r})"
 
 
 def open_log(log: DecisionLog | str | os.PathLike[str] | None) -> DecisionLog | None:

@@ -528,6 +528,26 @@ class RecallPolicy:
                 self.gate_questions(follow_up=self.follow_ups.enabled and self.follow_up_head is None)
             )
 
+    def forget_actor(self, actor_id: str) -> dict[str, int]:
+        """Forget a user, in one call: every record and event of ``actor_id`` in the store, every
+        turn of theirs in the decision log (their messages, their records' texts) with the labels
+        given to those turns (what a refit of the gate or judge reads), and the conversation the
+        follow-up question remembers. Returns what was deleted: ``records``, ``events``,
+        ``decisions`` (logged turns) and ``labels``. A store that cannot forget an actor is a
+        :class:`UsageError`, and nothing is deleted."""
+        forget = getattr(self.store, "forget_actor", None)
+        if forget is None:
+            raise UsageError(f"{type(self.store).__name__} cannot forget an actor")
+        counts = dict(forget(actor_id))
+        logged = self.log.forget(actor_id) if self.log is not None else None
+        self.follow_ups.forget_actor(actor_id)
+        return {
+            "records": int(counts.get("records", 0)),
+            "events": int(counts.get("events", 0)),
+            "decisions": logged.turns if logged is not None else 0,
+            "labels": logged.labels if logged is not None else 0,
+        }
+
     @property
     def _pool(self) -> Any:
         """The worker pool remote calls run in (None until the first one)."""

@@ -1,10 +1,12 @@
 """The service's one error shape, ``{"error": {"message", "field", "status"}}``, and what maps to it.
 
-400 malformed JSON, 401 a missing or unknown key, 403 a scope the key lacks, 404 absent (or another
-tenant's: the two cannot be told apart), 413 a body or field over its limit, 421 a ``Host`` that is
-not this server (without keys), 422 a wrong type, an unknown field or a bad id, 503 the store is
-down (writes; a recall then answers 200 with an empty context and the error, failing open like
-the library). A bug is a 500 in the same shape, its traceback in the server's log only.
+400 malformed JSON, 401 a missing or unknown key, 403 a scope the key lacks or a request from
+another site's page, 404 absent (or another tenant's: the two cannot be told apart), 408 a body
+not sent in time, 413 a body or field over its limit, 421 a ``Host`` that is not this server
+(without keys), 422 a wrong type, an unknown field or a bad id, 429 too many refit previews of one
+tenant at once, 503 the store is down (a write then says nothing was written; a recall answers 200
+with an empty context and the error, failing open like the library) or a refit preview ran out of
+time. A bug is a 500 in the same shape, its traceback in the server's log only.
 """
 
 import logging
@@ -26,7 +28,7 @@ logger = logging.getLogger("recallwise.serve")
 
 #: the statuses every route may answer with the error shape (for the OpenAPI document)
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 413, 422, 503)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 408, 413, 422, 429, 503)
 }
 
 
@@ -62,10 +64,17 @@ async def _http(request: Request, exc: StarletteHTTPException) -> Response:
     return error_response(exc.status_code, str(exc.detail))
 
 
+#: the routes that only read, whatever their method (a POST carries a question, not a write)
+_READS = frozenset({"/v1/recall", "/v1/search", "/v1/judge", "/v1/systemone"})
+
+
 async def _store_down(request: Request, exc: StoreError) -> Response:
     # the details (statements, hosts) go to the log only, never to a client
     logger.warning("store error on %s: %s", request.url.path, exc)
-    return error_response(503, f"the store is unavailable ({exc.kind}); nothing was written")
+    wrote = request.method not in ("GET", "HEAD") and request.url.path not in _READS
+    return error_response(
+        503, f"the store is unavailable ({exc.kind})" + ("; nothing was written" if wrote else "")
+    )
 
 
 async def _invalid_value(request: Request, exc: InvalidValueError) -> Response:

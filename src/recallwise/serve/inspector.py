@@ -7,12 +7,17 @@ text; off by default). This module serves, beside the API:
   newest first, each with its candidates (score, judge p, kept or dropped, and why) and labels;
   ``GET /v1/decisions/{id}``: one;
 - ``POST /v1/labels`` ``{"decision_id", "gate"?, "records"?}``: the gate label (true: memory was
-  needed) and per-record labels (true: the record belongs); ``GET /v1/labels``: every labelled
-  turn, in the format ``recallwise tune gate --fit`` / the judge's fit read (the same as
-  ``recallwise log LOG --labels``);
-- ``GET /v1/refit-preview/gate`` and ``/judge``: what refitting that head on the labels would do,
+  needed) and per-record labels (true: the record belongs); ``GET /v1/labels?limit=&cursor=``: the
+  labelled turns, oldest first, a page at a time, in the format ``recallwise tune gate --fit`` /
+  the judge's fit read (the same as ``recallwise log LOG --labels``);
+- ``POST /v1/refit-preview/gate`` and ``/judge``: what refitting that head on the labels would do,
   the labelled turns' figures before and after, computed by the fit ``recallwise tune gate|judge
-  --from-log`` runs (:mod:`.refit`), with the commands that apply it; it writes nothing;
+  --from-log`` runs (:mod:`.refit`), with the commands that apply it; it writes nothing. A bounded
+  job: at most ``--max-refit-labels`` labelled turns (413 past it), ``--refit-timeout-s`` seconds
+  (503 past it), ``--refit-workers`` fits at once per process with tenants taking turns
+  (:class:`FairQueue`), at most ``--max-refits-per-tenant`` of one tenant waiting or running (429),
+  and stopped when its client goes away. ``GET`` on the same path computes nothing: how many
+  labelled turns a fit would read, the limit, and the commands;
 - ``GET /ui``: the page (static HTML, CSS and JS shipped in the wheel under ``static/``; no CDN,
   no inline script, a strict content security policy). It holds no data itself: everything it
   shows comes from the APIs above, with the key typed into it (kept in the tab's
@@ -24,11 +29,16 @@ without keys, the one local user sees everything (loopback only).
 
 The log is the SQLite file ``--log`` names, also with a PostgreSQL store: each host's replicas
 (``--workers N``) share it; replicas on several hosts each show their own (docs/inspector.md).
+Decision ids are opaque (:func:`~recallwise.policy.log.public_id`): they say nothing of how many
+turns the log holds, so a tenant cannot count another's traffic from them.
 """
 
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from functools import cache, partial
 from html import escape
 from importlib import resources
@@ -36,23 +46,26 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import Response
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..deciders.embedded import EmbeddedDecider
 from ..errors import InvalidIdError, UsageError
 from ..policy.log import DecisionLog, LoggedTurn, TurnFilter
 from ..records import validate_id
-from ..tuning.labelled import parse_labelled_turns
 from .access import Principal, ServiceError
-from .refit import HeadName, fit_head, logged_turns, refit_commands
+from .models import MAX_ID
+from .refit import HeadName, RefitStopped, Stop, fit_head, from_logged, refit_commands
 from .service import MemoryService
 
 __all__ = [
     "CONTENT_SECURITY_POLICY",
+    "MAX_LABELS_PAGE",
     "DecisionOut",
     "DecisionPage",
+    "FairQueue",
     "GateFiguresOut",
     "GateRefitOut",
     "Inspector",
@@ -69,6 +82,10 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 NO_LOG = "this server keeps no decision log: start recallwise serve with --log FILE"
+#: the most labelled turns one page of ``GET /v1/labels`` holds
+MAX_LABELS_PAGE = 10_000
+#: a decision id or cursor a request may name (opaque; every stored one is below 2**53)
+DecisionId = Annotated[int, Path(ge=1, le=MAX_ID, description="a decision id")]
 
 
 # ---- the wire shapes --------------------------------------------------------------------------------
@@ -124,9 +141,9 @@ class DecisionPage(BaseModel):
 
 
 class LabelsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    decision_id: int
+    decision_id: int = Field(ge=1, le=MAX_ID, description="the decision's id")
     gate: bool | None = Field(default=None, description="true: memory was needed this turn")
     records: dict[str, bool] | None = Field(
         default=None,
@@ -153,7 +170,8 @@ class LabelledTurnOut(BaseModel):
 
 
 class LabelsOut(BaseModel):
-    labels: list[LabelledTurnOut]
+    labels: list[LabelledTurnOut] = Field(description="oldest first")
+    next_cursor: int | None = Field(default=None, description="the cursor of the next page; null on the last")
 
 
 class _Figures(BaseModel):
@@ -252,6 +270,18 @@ class JudgeRefitOut(_RefitPreview):
     after: JudgeFiguresOut = Field(description="the refitted head, with its own keep threshold")
 
 
+class RefitPlanOut(BaseModel):
+    """The reply of ``GET /v1/refit-preview/{head}``: what a preview (``POST`` on the same path)
+    would read, and the commands that apply a refit; nothing is computed."""
+
+    head: HeadName
+    turns: int = Field(description="labelled turns of this tenant's a fit of this head would read")
+    left_out: int = Field(description="labelled turns without a label for this head")
+    max_labels: int = Field(description="the most labelled turns a preview reads (--max-refit-labels)")
+    over_limit: bool = Field(description="more labelled turns than max_labels: a preview is refused")
+    commands: RefitCommandsOut
+
+
 _Model = TypeVar("_Model", bound=BaseModel)
 _Preview = TypeVar("_Preview", bound=_RefitPreview)
 
@@ -299,6 +329,17 @@ class Inspector:
             raise ServiceError(404, f"no decision {decision_id}", field="decision_id")
         return turn
 
+    def _cursor(self, principal: Principal, log: DecisionLog, cursor: int | None) -> int | None:
+        """A cursor (a decision id) of this tenant's, or 422: another tenant's turn cannot be a
+        place to page from, and a forgotten one names no place."""
+        if cursor is None:
+            return None
+        try:
+            self._owned(principal, log, cursor)
+        except ServiceError:
+            raise ServiceError(422, f"cursor {cursor} names no decision of yours", field="cursor") from None
+        return cursor
+
     def _filter(
         self,
         principal: Principal,
@@ -333,12 +374,12 @@ class Inspector:
                 422, f"limit must be 1-{self.service.limits.max_page}, not {limit}", field="limit"
             )
         where = self._filter(principal, actor_id, session_id, opened, errors)
-        turns = log.page(where, limit=limit + 1, before=cursor)
+        turns = log.page(where, limit=limit + 1, before=self._cursor(principal, log, cursor))
         more = len(turns) > limit
         turns = turns[:limit]
         return DecisionPage(
             decisions=[self._decision(principal, t) for t in turns],
-            next_cursor=turns[-1].seq if more else None,
+            next_cursor=turns[-1].id if more else None,
             content_logged=log.content,
         )
 
@@ -359,42 +400,99 @@ class Inspector:
         return self._labelled(principal, turn)
 
     def labels(
-        self, principal: Principal, *, actor_id: str | None = None, session_id: str | None = None
+        self,
+        principal: Principal,
+        *,
+        actor_id: str | None = None,
+        session_id: str | None = None,
+        limit: int = 1000,
+        cursor: int | None = None,
     ) -> LabelsOut:
-        """Every labelled turn of this tenant (of one actor / session when given), oldest first."""
+        """A page of this tenant's labelled turns (of one actor / session when given), oldest
+        first; ``cursor``: the ``next_cursor`` of the page before."""
         log = self._open(principal)
-        turns = log.labelled_turns(self._filter(principal, actor_id, session_id))
-        return LabelsOut(labels=[self._labelled(principal, t) for t in turns])
+        if not 1 <= limit <= MAX_LABELS_PAGE:
+            raise ServiceError(422, f"limit must be 1-{MAX_LABELS_PAGE}, not {limit}", field="limit")
+        where = self._filter(principal, actor_id, session_id)
+        turns = log.labelled_turns(where, limit=limit + 1, after=self._cursor(principal, log, cursor))
+        more = len(turns) > limit
+        turns = turns[:limit]
+        return LabelsOut(
+            labels=[self._labelled(principal, t) for t in turns],
+            next_cursor=turns[-1].id if more else None,
+        )
 
-    def refit_preview(
-        self, principal: Principal, model: type[_Preview], *, base_url: str, keys: bool
-    ) -> _Preview:
-        """Fit the head ``model`` previews on this tenant's labels as ``recallwise tune HEAD
-        --from-log`` does, and report the figures before and after; writes nothing. Blocking
-        (seconds on many labels)."""
-        head = model.HEAD
+    def _refit_labels(self, principal: Principal, head: HeadName) -> tuple[list[LoggedTurn], int]:
+        """This tenant's labelled turns, up to the limit and one more (so "over" is known without
+        reading them all); and how many carry a label for ``head``."""
         log = self._open(principal)
+        cap = self.service.limits.max_refit_labels
+        turns = log.labelled_turns(self._filter(principal, None, None), limit=cap + 1)
+        counted = sum(
+            1 for t in turns if (t.gate_label is not None if head == "gate" else bool(t.record_labels))
+        )
+        return turns, counted
+
+    def refit_plan(self, principal: Principal, head: HeadName, *, keys: bool) -> RefitPlanOut:
+        """What a preview of ``head`` would read, and the commands (nothing is fitted)."""
+        self._open(principal)
+        decider = self._embedded()
+        turns, counted = self._refit_labels(principal, head)
+        cap = self.service.limits.max_refit_labels
+        return RefitPlanOut(
+            head=head,
+            turns=counted,
+            left_out=len(turns) - counted,
+            max_labels=cap,
+            over_limit=len(turns) > cap,
+            commands=RefitCommandsOut(**refit_commands(head, keys=keys, decider=decider)),
+        )
+
+    def _embedded(self) -> EmbeddedDecider:
         decider = self.service.policy.decider
         if not isinstance(decider, EmbeddedDecider):
             name = "none (the stock arm)" if decider is None else decider.name
             raise ServiceError(
                 422, f"learned heads are the embedded decider's; this server's decider is {name}"
             )
-        exported = self.labels(principal)
-        if not exported.labels:
+        return decider
+
+    def refit_preview(
+        self, principal: Principal, model: type[_Preview], *, keys: bool, stop: Stop | None = None
+    ) -> _Preview:
+        """Fit the head ``model`` previews on this tenant's labels as ``recallwise tune HEAD
+        --from-log`` does, and report the figures before and after; writes nothing. Blocking
+        (seconds on many labels); ``stop`` ends it early (503)."""
+        head = model.HEAD
+        self._open(principal)
+        decider = self._embedded()
+        turns, _ = self._refit_labels(principal, head)
+        cap = self.service.limits.max_refit_labels
+        if not turns:
             raise ServiceError(
                 422, "no labelled turns yet: label turns on /ui (or POST /v1/labels), then preview a refit"
             )
-        # the document GET /v1/labels answers, read as `recallwise tune --labels` reads its file
-        document = exported.model_dump_json(exclude_unset=True)
+        if len(turns) > cap:
+            raise ServiceError(
+                413,
+                f"labels: over {cap} labelled turns; a preview reads at most {cap} (--max-refit-labels): "
+                "raise the limit, or fit with `recallwise tune` where the server runs",
+                field="labels",
+            )
         started = time.perf_counter()
         try:
-            labels = parse_labelled_turns(document, "GET /v1/labels")
-            logged = logged_turns(head, log.path, labels, source="GET /v1/labels")
-            fit = fit_head(head, logged.turns, current=decider, thresholds=self.service.policy.thresholds)
+            logged = from_logged(head, turns)
+            fit = fit_head(
+                head, logged.turns, current=decider, thresholds=self.service.policy.thresholds, progress=stop
+            )
         except UsageError as exc:
             raise ServiceError(422, f"cannot preview a {head} refit: {exc}") from None
-        commands = refit_commands(head, log_path=log.path, base_url=base_url, keys=keys, decider=decider)
+        except RefitStopped as exc:
+            raise ServiceError(
+                503,
+                f"the {head} refit preview was {exc.reason} (--refit-timeout-s "
+                f"{self.service.limits.refit_timeout_s:g}); nothing was written",
+            ) from None
         fields: dict[str, Any] = {
             "head": head,
             "turns": len(logged.turns),
@@ -404,7 +502,7 @@ class Inspector:
             "seconds": round(time.perf_counter() - started, 3),
             "before": _figures(model.FIGURES, fit.before),
             "after": _figures(model.FIGURES, fit.after),
-            "commands": RefitCommandsOut(**commands),
+            "commands": RefitCommandsOut(**refit_commands(head, keys=keys, decider=decider)),
         }
         return model(**fields)
 
@@ -434,7 +532,7 @@ class Inspector:
             for c in turn.candidates
         ]
         return DecisionOut(
-            id=turn.seq,
+            id=turn.id,
             time=turn.at,
             actor_id=outward(turn.actor_id),
             session_id=turn.session_id,
@@ -473,6 +571,87 @@ def _session(session_id: str) -> str:
         raise ServiceError(422, str(exc), field="session_id") from None
 
 
+# ---- the refit previews' queue --------------------------------------------------------------------------
+@dataclass(eq=False)
+class _Ticket:
+    tenant: str
+    granted: anyio.Event = field(default_factory=anyio.Event)
+    running: bool = False
+
+
+class FairQueue:
+    """Refit previews of one process: ``workers`` run at once, the others wait, tenants taking
+    turns (the next slot goes to the tenant after the last one served, round robin, whatever
+    their number of waiting previews); at most ``per_tenant`` of one tenant's wait or run at once
+    (past it: 429). Lives on the event loop: every method is called from it."""
+
+    def __init__(self, workers: int, per_tenant: int) -> None:
+        self.workers = max(1, int(workers))
+        self.per_tenant = max(1, int(per_tenant))
+        self.running = 0
+        #: tenants with waiting tickets, in the order they are served next
+        self._waiting: dict[str, deque[_Ticket]] = {}
+        self._held: Counter[str] = Counter()
+
+    @property
+    def waiting(self) -> int:
+        return sum(len(q) for q in self._waiting.values())
+
+    def _grant(self) -> None:
+        while self.running < self.workers and self._waiting:
+            tenant = next(iter(self._waiting))
+            tickets = self._waiting.pop(tenant)
+            ticket = tickets.popleft()
+            if tickets:  # the tenant's next one waits behind every other tenant's
+                self._waiting[tenant] = tickets
+            ticket.running = True
+            self.running += 1
+            ticket.granted.set()
+
+    @asynccontextmanager
+    async def slot(self, tenant: str) -> AsyncIterator[None]:
+        """Wait for a turn to run (cancellable: a cancelled wait leaves the queue), then hold it."""
+        if self._held[tenant] >= self.per_tenant:
+            raise ServiceError(
+                429,
+                f"{self.per_tenant} refit preview(s) of yours are waiting or running already "
+                "(--max-refits-per-tenant): wait for them",
+            )
+        self._held[tenant] += 1
+        ticket = _Ticket(tenant)
+        self._waiting.setdefault(tenant, deque()).append(ticket)
+        try:
+            self._grant()
+            try:
+                await ticket.granted.wait()
+            except BaseException:
+                if not ticket.running:
+                    queue = self._waiting.get(tenant)
+                    if queue is not None and ticket in queue:
+                        queue.remove(ticket)
+                        if not queue:
+                            del self._waiting[tenant]
+                raise
+            yield
+        finally:
+            self._held[tenant] -= 1
+            if not self._held[tenant]:
+                del self._held[tenant]
+            if ticket.running:
+                self.running -= 1
+                self._grant()
+
+
+async def _until_disconnected(request: Request, stop: Stop, scope: anyio.CancelScope) -> None:
+    """Wait for the client to go away; then stop its fit and cancel what waits for it."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            stop.cancelled.set()
+            scope.cancel()
+            return
+
+
 # ---- the page -------------------------------------------------------------------------------------------
 @cache
 def _static(name: str) -> bytes:
@@ -497,7 +676,9 @@ def inspector_router(
     inspector = Inspector(service)
     router = APIRouter()
     Who = Annotated[Principal, Depends(principal)]
-    refits: list[anyio.CapacityLimiter] = []  # made on first use: a limiter belongs to the event loop
+    limits = service.limits
+    queues: list[FairQueue] = []  # made on first use, on the event loop its events belong to
+    Cursor = Annotated[int | None, Query(ge=1, le=MAX_ID, description="next_cursor of the page before")]
 
     @router.get("/v1/decisions", tags=["inspector"], response_model_exclude_unset=True)
     def list_decisions(
@@ -506,8 +687,8 @@ def inspector_router(
         session_id: str | None = None,
         opened: bool | None = Query(default=None, description="true: turns the gate opened; false: closed"),
         errors: bool | None = Query(default=None, description="true: turns with errors; false: without"),
-        limit: Annotated[int, Query(ge=1)] = 50,
-        cursor: Annotated[int | None, Query(ge=1, description="next_cursor of the page before")] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_ID)] = 50,
+        cursor: Cursor = None,
     ) -> DecisionPage:
         """A page of logged decisions, newest first (needs the admin scope; the tenant's only)."""
         return inspector.decisions(
@@ -521,7 +702,7 @@ def inspector_router(
         )
 
     @router.get("/v1/decisions/{decision_id}", tags=["inspector"], response_model_exclude_unset=True)
-    def get_decision(decision_id: int, who: Who) -> DecisionOut:
+    def get_decision(decision_id: DecisionId, who: Who) -> DecisionOut:
         """One logged decision."""
         return inspector.decision(who, decision_id)
 
@@ -531,33 +712,71 @@ def inspector_router(
         return inspector.add_labels(who, body)
 
     @router.get("/v1/labels", tags=["inspector"], response_model_exclude_unset=True)
-    def list_labels(who: Who, actor_id: str | None = None, session_id: str | None = None) -> LabelsOut:
-        """Every labelled decision, as ``recallwise tune gate --fit`` and the judge's fit read them."""
-        return inspector.labels(who, actor_id=actor_id, session_id=session_id)
+    def list_labels(
+        who: Who,
+        actor_id: str | None = None,
+        session_id: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LABELS_PAGE)] = 1000,
+        cursor: Cursor = None,
+    ) -> LabelsOut:
+        """The labelled decisions, oldest first, a page at a time, as ``recallwise tune gate --fit``
+        and the judge's fit read them."""
+        return inspector.labels(who, actor_id=actor_id, session_id=session_id, limit=limit, cursor=cursor)
 
     async def refit(who: Principal, model: type[_Preview], request: Request) -> _Preview:
-        # A fit holds a CPU for seconds: off the event loop, and one at a time per process (a
-        # second waits), so previews never take the worker threads turns are answered in.
-        if not refits:
-            refits.append(anyio.CapacityLimiter(1))
-        run = partial(
-            inspector.refit_preview, who, model, base_url=str(request.base_url).rstrip("/"), keys=keys
-        )
-        return await anyio.to_thread.run_sync(run, limiter=refits[0])
+        # A fit holds a CPU for seconds: off the event loop, at most --refit-workers at once per
+        # process with tenants taking turns, within --refit-timeout-s, stopped if the client leaves.
+        if not queues:
+            queues.append(FairQueue(limits.refit_workers, limits.max_refits_per_tenant))
+        await run_in_threadpool(inspector.refit_plan, who, model.HEAD, keys=keys)  # 401/403/404 first
+        stop = Stop(limits.refit_timeout_s)
+        result: _Preview | None = None
+        refused: ServiceError | None = None  # raised outside the task group (not in an ExceptionGroup)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_until_disconnected, request, stop, group.cancel_scope)
+            try:
+                async with queues[0].slot(who.tenant or ""):
+                    stop.started = time.monotonic()
+                    run = partial(inspector.refit_preview, who, model, keys=keys, stop=stop)
+                    result = await anyio.to_thread.run_sync(run)
+            except ServiceError as exc:
+                refused = exc
+            finally:
+                group.cancel_scope.cancel()
+        if refused is not None:
+            raise refused
+        if result is None:  # the client went away: nobody reads this
+            raise ServiceError(503, "the refit preview was cancelled: the client went away")
+        return result
 
     @router.get("/v1/refit-preview/gate", tags=["inspector"])
+    def refit_plan_gate(who: Who) -> RefitPlanOut:
+        """What a preview of a gate refit (``POST`` on this path) would read: the labelled turns,
+        the limit, and the commands that apply a refit. Computes nothing."""
+        return inspector.refit_plan(who, "gate", keys=keys)
+
+    @router.get("/v1/refit-preview/judge", tags=["inspector"])
+    def refit_plan_judge(who: Who) -> RefitPlanOut:
+        """What a preview of a judge refit (``POST`` on this path) would read: the labelled turns,
+        the limit, and the commands that apply a refit. Computes nothing."""
+        return inspector.refit_plan(who, "judge", keys=keys)
+
+    @router.post("/v1/refit-preview/gate", tags=["inspector"])
     async def refit_preview_gate(who: Who, request: Request) -> GateRefitOut:
         """What refitting the gate head on the labels would do: accuracy, AUC, ECE and open / closed
         rates of the labelled turns before and after, as ``recallwise tune gate --from-log`` fits it,
-        and the commands that apply it. Writes nothing; 422 saying why when the labels cannot fit one."""
+        and the commands that apply it. Writes nothing; 422 saying why when the labels cannot fit
+        one, 413 over --max-refit-labels, 429 with too many of yours at once, 503 past
+        --refit-timeout-s."""
         return await refit(who, GateRefitOut, request)
 
-    @router.get("/v1/refit-preview/judge", tags=["inspector"])
+    @router.post("/v1/refit-preview/judge", tags=["inspector"])
     async def refit_preview_judge(who: Who, request: Request) -> JudgeRefitOut:
         """What refitting the judge head on the labels would do: accuracy, AUC, ECE, the right
         records kept and records kept per request before and after, as ``recallwise tune judge
         --from-log`` fits it, and the commands that apply it. Writes nothing; 422 saying why when
-        the labels cannot fit one."""
+        the labels cannot fit one, 413 over --max-refit-labels, 429 with too many of yours at once,
+        503 past --refit-timeout-s."""
         return await refit(who, JudgeRefitOut, request)
 
     @router.get("/ui", include_in_schema=False)
@@ -566,6 +785,11 @@ def inspector_router(
         html = html.replace("{{keys}}", "required" if keys else "none")
         html = html.replace("{{log}}", escape("on" if inspector.log is not None else "off"))
         return Response(html, media_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
+
+    @router.get("/ui/", include_in_schema=False)
+    def page_slash() -> Response:
+        # a relative Location: never an address built from the request's Host header
+        return RedirectResponse("/ui", status_code=308, headers={"Cache-Control": "no-store"})
 
     @router.get("/ui/{name}", include_in_schema=False)
     def asset(name: str) -> Response:

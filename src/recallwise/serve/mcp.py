@@ -27,8 +27,17 @@ from .auth import presented_key
 from .models import RecallOut, RecordOut
 from .service import MemoryService
 
-__all__ = ["DEFAULT_TOKEN_BUDGET", "NOTHING_RELEVANT", "SYSTEM_PROMPT", "build_mcp_server", "mount_mcp"]
+__all__ = [
+    "DEFAULT_TOKEN_BUDGET",
+    "FORGET_EVERYTHING",
+    "NOTHING_RELEVANT",
+    "SYSTEM_PROMPT",
+    "build_mcp_server",
+    "mount_mcp",
+]
 
+#: what ``forget_everything`` must be called with: the model repeats the user's request, not a flag
+FORGET_EVERYTHING = "forget everything about me"
 #: The most tokens (the policy's own count of the context block) ``recall`` returns per call.
 DEFAULT_TOKEN_BUDGET = 400
 _NEED_KEY = "a valid API key is required (Authorization: Bearer KEY)"
@@ -151,6 +160,18 @@ def build_mcp_server(
     def forget(record_id: str, ctx: Context) -> dict[str, object]:
         # this actor's records only: another actor's id looks absent, as in every other tool
         return call(ctx, lambda p, a: service.delete_record(p, record_id, actor_id=a)).model_dump()
+
+    @server.tool(
+        description="Forget everything about this user: every memory record, the conversation "
+        "history stored for them and every logged decision about their messages. Irreversible: "
+        "call it only when the user has explicitly asked you to forget everything about them, "
+        f"with `confirm` set to {FORGET_EVERYTHING!r}. Needs a key with the admin scope."
+    )
+    def forget_everything(confirm: str, ctx: Context) -> dict[str, object]:
+        if confirm != FORGET_EVERYTHING:
+            raise _problem(f"forget_everything: set confirm to {FORGET_EVERYTHING!r} (nothing was deleted)")
+        body = call(ctx, lambda p, a: service.forget_actor(p, a))
+        return body.model_dump(exclude={"actor_id"})
 
     @server.tool(
         description="List the memory records of this user, oldest first, 50 a page; pass the "

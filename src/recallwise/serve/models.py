@@ -8,7 +8,11 @@ generated from them. A response field the service leaves unset is absent from th
 with ``response_model_exclude_unset``.
 
 Both kinds refuse a field they do not declare: a request naming one is a 422, and the service
-building a response with one is a bug caught where it is made.
+building a response with one is a bug caught where it is made. A request's values are taken as
+their JSON types, never converted: ``"5"`` is not a number, ``"yes"`` or ``1`` not a boolean, ``true``
+not a number (pydantic's strict mode; an integer is a number where a number is asked for). Every
+id or cursor that reaches a database is at most :data:`MAX_ID` (SQLite's and PostgreSQL's largest
+integer): a larger one is a 422, not an overflow.
 """
 
 from typing import Any, Literal
@@ -16,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "MAX_ID",
     "DeletedRecord",
     "ErrorDetail",
     "ErrorOut",
@@ -47,12 +52,22 @@ __all__ = [
 ]
 
 
+#: the largest id or cursor a request may name: a signed 64-bit integer's largest
+MAX_ID = 2**63 - 1
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _StrictIn(BaseModel):
+    """A request body: no undeclared field, no value converted from another JSON type."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
 # ---- requests -------------------------------------------------------------------------------------
-class RecallOptionsIn(_Strict):
+class RecallOptionsIn(_StrictIn):
     """Per-turn options of a recall."""
 
     top_k: int | None = Field(
@@ -64,7 +79,7 @@ class RecallOptionsIn(_Strict):
     )
 
 
-class RecallIn(_Strict):
+class RecallIn(_StrictIn):
     """The body of ``POST /v1/recall``."""
 
     actor_id: str = Field(description="your user's id (scoped by your key's tenant)")
@@ -76,14 +91,14 @@ class RecallIn(_Strict):
     options: RecallOptionsIn | None = None
 
 
-class MessageIn(_Strict):
+class MessageIn(_StrictIn):
     """One conversation message to remember."""
 
     role: Literal["user", "assistant"] = "user"
     text: str
 
 
-class EventsIn(_Strict):
+class EventsIn(_StrictIn):
     """The body of ``POST /v1/events``."""
 
     actor_id: str
@@ -92,7 +107,7 @@ class EventsIn(_Strict):
     extract: bool = Field(default=True, description="extract facts and preferences into records now")
 
 
-class RecordIn(_Strict):
+class RecordIn(_StrictIn):
     """One record to write as given."""
 
     text: str
@@ -101,23 +116,23 @@ class RecordIn(_Strict):
     metadata: dict[str, Any] | None = None
 
 
-class RecordsIn(_Strict):
+class RecordsIn(_StrictIn):
     """The body of ``POST /v1/records``."""
 
     actor_id: str
     records: list[RecordIn]
 
 
-class SearchIn(_Strict):
+class SearchIn(_StrictIn):
     """The body of ``POST /v1/search`` (ungated, for debugging)."""
 
     actor_id: str
     query: str
     namespaces: list[str] | None = None
-    limit: int = Field(default=10, ge=1)
+    limit: int = Field(default=10, ge=1, le=MAX_ID)
 
 
-class JudgeCandidateIn(_Strict):
+class JudgeCandidateIn(_StrictIn):
     """One record a client's own memory returned, for the judge."""
 
     text: str = Field(description="the record's text, as the client's memory returned it")
@@ -128,7 +143,7 @@ class JudgeCandidateIn(_Strict):
     )
 
 
-class JudgeIn(_Strict):
+class JudgeIn(_StrictIn):
     """The body of ``POST /v1/judge``."""
 
     actor_id: str = Field(description="your user's id (scoped by your key's tenant)")
@@ -140,19 +155,19 @@ class JudgeIn(_Strict):
     )
 
 
-class ExampleIn(_Strict):
+class ExampleIn(_StrictIn):
     state: str = Field(description="an example state")
     label: bool | str = Field(description="its answer: true / false for a noul, an option for a choice")
 
 
-class QuestionIn(_Strict):
+class QuestionIn(_StrictIn):
     type: Literal["noul", "choice", "score"] = "noul"
     instructions: str
     criteria: dict[str, str] | list[str] | None = None
     examples: list[ExampleIn] | None = None
 
 
-class SystemOneIn(_Strict):
+class SystemOneIn(_StrictIn):
     """The body of ``POST /v1/systemone``: the system-one wire shape."""
 
     state: str
@@ -275,11 +290,15 @@ class DeletedRecord(_Strict):
 
 
 class ForgotActor(_Strict):
-    """The reply of ``DELETE /v1/actors/{actor_id}``."""
+    """The reply of ``DELETE /v1/actors/{actor_id}``: what forgetting the user deleted."""
 
     actor_id: str
-    deleted_records: int
-    deleted_events: int
+    deleted_records: int = Field(description="their memory records")
+    deleted_events: int = Field(description="their conversation events")
+    deleted_decisions: int = Field(
+        description="their turns in the decision log (messages, candidates' texts, traces)"
+    )
+    deleted_labels: int = Field(description="labels given to those turns (what a refit reads)")
 
 
 class SearchOut(_Strict):
@@ -300,6 +319,7 @@ class Health(_Strict):
     """The reply of ``GET /healthz``."""
 
     status: Literal["ok"]
+    version: str = Field(description="the recallwise release answering (`recallwise --version`)")
 
 
 class Ready(_Strict):

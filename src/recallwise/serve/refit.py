@@ -2,13 +2,20 @@
 ``recallwise tune gate|judge`` and the decision inspector's refit preview.
 
 Both run :func:`fit_head` (which calls :func:`~recallwise.tuning.gate_head.fit_gate_head` or
-:func:`~recallwise.tuning.judge_head.fit_judge_head`) with the current decider and its thresholds, and
-both read a decision log's labels through :func:`logged_turns` (the labels' texts from the log; the
-turns labelled for the head fitted, the others left out), so the preview on a server and the CLI
-on the same labels report the same figures before and after.
+:func:`~recallwise.tuning.judge_head.fit_judge_head`) with the current decider and its thresholds,
+and both read a decision log's labels the same way (the labels' texts from the log; the turns
+labelled for the head fitted, the others left out): the CLI from a labels file and the log's file
+(:func:`logged_turns`), the server from its log's turns (:func:`from_logged`); so the preview on a
+server and the CLI on the same labels report the same figures before and after.
 
 :func:`refit_commands` writes the commands that apply a previewed refit: export the labels, fit and
-write the head into a threshold config, and start the server with that config.
+write the head into a threshold config, and start the server with that config. They name no server
+path and no host: ``LOG`` is the file given to ``--log``, ``$RECALLWISE_URL`` the server's address
+(a request's ``Host`` header is the client's to choose, and another tenant's admin need not learn
+the server's paths).
+
+A fit can be stopped (the client went away, its time ran out): :class:`Stop` is checked as the fit
+embeds and judges (passed as :func:`fit_head`'s ``progress``), and raises :class:`RefitStopped`.
 
 Free of HTTP and pydantic (like :mod:`.access`): ``recallwise tune`` imports it on the base install.
 """
@@ -17,9 +24,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import threading
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..deciders.embedded import EmbeddedDecider
 from ..embeddings import Embedder, default_embedder
@@ -28,9 +37,22 @@ from ..policy.config import CONFIG_ENV
 from ..tuning.gate_head import OPEN_RATE, fit_gate_head
 from ..tuning.heads import HeadFit
 from ..tuning.judge_head import RECORDS_PER_REQUEST, KeepRule, fit_judge_head
-from ..tuning.labelled import LabelledTurn, labelled_turns_from_log
+from ..tuning.labelled import LabelledRecord, LabelledTurn, labelled_turns_from_log
 
-__all__ = ["HEADS", "HeadName", "LoggedLabels", "fit_head", "logged_turns", "refit_commands"]
+if TYPE_CHECKING:
+    from ..policy.log import LoggedTurn
+
+__all__ = [
+    "HEADS",
+    "HeadName",
+    "LoggedLabels",
+    "RefitStopped",
+    "Stop",
+    "fit_head",
+    "from_logged",
+    "logged_turns",
+    "refit_commands",
+]
 
 HeadName = Literal["gate", "judge"]
 HEADS: tuple[HeadName, ...] = ("gate", "judge")
@@ -90,6 +112,84 @@ def logged_turns(
     return LoggedLabels(head, labelled_turns_from_log(log_path, chosen), len(labels) - len(chosen))
 
 
+def from_logged(head: HeadName, turns: Sequence[LoggedTurn]) -> LoggedLabels:
+    """The labelled turns of a decision log (its :class:`~recallwise.policy.log.LoggedTurn`, as
+    ``DecisionLog.labelled_turns`` returns them) that ``head``'s fit reads, with their message and
+    records' texts: what :func:`logged_turns` makes of the same turns exported and read back.
+    A turn logged without its text, or none labelled for ``head``, is a :class:`UsageError` naming
+    it."""
+    labelled = [
+        LabelledTurn(
+            text=None,
+            label=t.gate_label,
+            records=tuple(LabelledRecord(r, None, belongs) for r, belongs in t.record_labels.items()),
+            decision_id=str(t.id),
+        )
+        for t in turns
+    ]
+    chosen = [t for t in labelled if labelled_for(head, t)]
+    if not chosen:
+        raise UsageError(
+            f"labels: no turn has {_LABEL_OF[head]} ({_HOW[head]}); the {head} head is fitted on the "
+            "turns labelled for it"
+        )
+    by_id = {str(t.id): t for t in turns}
+    out = []
+    for turn in chosen:
+        logged = by_id[str(turn.decision_id)]
+        if not logged.message:
+            raise UsageError(
+                f"labels: decision {turn.decision_id} was logged without its message; run "
+                "`recallwise serve --log-content` (or log from a policy) to keep message text"
+            )
+        texts = {c["id"]: c.get("text") for c in logged.candidates}
+        records = []
+        for record in turn.records:
+            if not texts.get(record.id):
+                raise UsageError(
+                    f"labels: record {record.id!r} of decision {turn.decision_id} has no text in the "
+                    "log (not one of its candidates, or logged without content)"
+                )
+            records.append(LabelledRecord(record.id, texts[record.id], record.label))
+        out.append(
+            LabelledTurn(
+                text=logged.message,
+                label=turn.label,
+                records=tuple(records),
+                decision_id=turn.decision_id,
+                actor_id=logged.actor_id,
+                session_id=logged.session_id,
+                time=logged.at,
+                where=f"decision {turn.decision_id}",
+            )
+        )
+    return LoggedLabels(head, out, len(labelled) - len(chosen))
+
+
+class RefitStopped(Exception):
+    """A fit stopped before its end: ``reason`` says why (its time ran out, its client went away)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Stop:
+    """When a fit must stop: ``cancelled`` set (its client went away), or past ``timeout_s`` from
+    its start. Called as the fit's progress callback: it checks and raises :class:`RefitStopped`."""
+
+    timeout_s: float
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.monotonic)
+
+    def __call__(self, _done: int = 0) -> None:
+        if self.cancelled.is_set():
+            raise RefitStopped("cancelled: the client went away")
+        if time.monotonic() - self.started > self.timeout_s:
+            raise RefitStopped(f"stopped after {self.timeout_s:g} s")
+
+
 def fit_head(
     head: HeadName,
     turns: Sequence[LabelledTurn],
@@ -132,38 +232,33 @@ def fit_head(
     )
 
 
-def refit_commands(
-    head: HeadName,
-    *,
-    log_path: str | os.PathLike[str],
-    base_url: str,
-    keys: bool,
-    decider: EmbeddedDecider,
-) -> dict[str, str]:
-    """The shell commands that apply a previewed refit of ``head``, run where the server runs:
+def refit_commands(head: HeadName, *, keys: bool, decider: EmbeddedDecider) -> dict[str, str]:
+    """The shell commands that apply a previewed refit of ``head``, run where the server runs
+    (``LOG``: the file given to ``--log``; ``$RECALLWISE_URL``: the server's address):
 
     - ``export``: the labels the preview read (with keys: the key's tenant's, from
-      ``GET /v1/labels``; without: the log's, from ``recallwise log --labels``);
+      ``GET /v1/labels``; without: the log's, from ``recallwise log LOG --labels``);
     - ``fit``: ``recallwise tune HEAD --from-log LOG --labels labels.json --write-head HEAD.npz
-      --write-config CONFIG``, in the server's ``RECALLWISE_CONFIG`` (the heads and thresholds the
-      preview graded as "before") and with its decider's embedder when not the default;
+      --write-config CONFIG``, with the server's ``RECALLWISE_CONFIG`` when it has one (the heads
+      and thresholds the preview graded as "before"; named, not shown) and its decider's embedder
+      when not the default;
     - ``load``: the server started again with the config that names the new head.
+
+    Nothing in them comes from the request (its ``Host``) or names a path of the server's.
     """
-    log = shlex.quote(str(log_path))
     if keys:
         export = (
-            f'curl -s -H "Authorization: Bearer $RECALLWISE_KEY" {shlex.quote(base_url + "/v1/labels")} '
-            "> labels.json"
+            'curl -s -H "Authorization: Bearer $RECALLWISE_KEY" '
+            '"$RECALLWISE_URL/v1/labels?limit=10000" > labels.json'
         )
     else:
-        export = f"recallwise log {log} --labels --json > labels.json"
-    configured = os.environ.get(CONFIG_ENV, "").strip()
-    config = shlex.quote(configured) if configured else "recallwise.json"
-    env = f"{CONFIG_ENV}={config} " if configured else ""
+        export = "recallwise log LOG --labels --json > labels.json"
+    configured = bool(os.environ.get(CONFIG_ENV, "").strip())
+    config = f'"${CONFIG_ENV}"' if configured else "recallwise.json"
     embedder = decider.embedder.name
     flags = f" --embedder {shlex.quote(embedder)}" if embedder != default_embedder().name else ""
     fit = (
-        f"{env}recallwise tune {head} --from-log {log} --labels labels.json{flags} "
+        f"recallwise tune {head} --from-log LOG --labels labels.json{flags} "
         f"--write-head {head}.npz --write-config {config}"
     )
     load = f"{CONFIG_ENV}={config} recallwise serve <your flags, as now>"

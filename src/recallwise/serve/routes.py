@@ -18,10 +18,12 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse
 
+from .. import __version__
 from .access import LOCAL, Principal, ServiceError
 from .auth import presented_key
 from .metrics import Metrics
 from .models import (
+    MAX_ID,
     DeletedRecord,
     EventsIn,
     EventsOut,
@@ -56,6 +58,13 @@ async def principal(request: Request) -> Principal:
     if found is None:
         raise ServiceError(401, "a valid API key is required (Authorization: Bearer KEY)")
     return found
+
+
+async def optional_principal(request: Request) -> Principal | None:
+    """The principal of the request's key, LOCAL without keys, None without a valid key (for the
+    routes anyone may call, which tell a key's holder more)."""
+    keyring = request.app.state.keyring
+    return LOCAL if keyring is None else keyring.principal(presented_key(request.headers))
 
 
 async def _service(request: Request) -> MemoryService:
@@ -116,8 +125,8 @@ async def list_records(
     service: Service,
     actor_id: str,
     namespace: str | None = None,
-    cursor: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int, Query(ge=1)] = 50,
+    cursor: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_ID)] = 50,
 ) -> RecordPage:
     """A page of the actor's records, oldest first."""
     return await run_in_threadpool(
@@ -150,7 +159,8 @@ async def delete_record(record_id: str, who: Who, service: Service) -> DeletedRe
 
 @api.delete("/v1/actors/{actor_id}", tags=["write"])
 async def forget_actor(actor_id: str, who: Who, service: Service) -> ForgotActor:
-    """Forget a user: every record and event of theirs deleted (needs the admin scope)."""
+    """Forget a user (needs the admin scope): every record and event of theirs, their turns in the
+    decision log and the labels given to them, deleted in this request; the counts in the reply."""
     return await run_in_threadpool(service.forget_actor, who, actor_id)
 
 
@@ -166,15 +176,19 @@ async def systemone(body: SystemOneIn, who: Who, service: Service) -> SystemOneO
 @api.get("/healthz", tags=["operations"])
 async def healthz() -> Health:
     """Alive (the process answers)."""
-    return Health(status="ok")
+    return Health(status="ok", version=__version__)
 
 
 @api.get("/readyz", tags=["operations"])
-async def readyz(service: Service) -> Ready:
-    """Ready: the store answers and the embedder is loaded."""
+async def readyz(service: Service, who: Annotated[Principal | None, Depends(optional_principal)]) -> Ready:
+    """Ready: the store answers and the embedder is loaded. Not ready: 503, saying why to the one
+    local user (a server without keys) and to an operator key only; to anyone else (no key: a
+    load balancer's probe) just "not ready", since why names the database's host, port and user."""
     try:
         return await run_in_threadpool(service.ready)
-    except Exception as exc:  # not ready, whatever the reason: say it
+    except Exception as exc:  # not ready, whatever the reason
+        if who is None or (who.tenant is not None and "operator" not in who.scopes):
+            raise ServiceError(503, "not ready") from None
         raise ServiceError(503, f"not ready: {type(exc).__name__}: {exc}") from None
 
 

@@ -38,13 +38,17 @@ class Settings:
     decider_url: str | None = None
     embedder: str | None = None
     namespaces: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_NAMESPACES))
-    limits: dict[str, int] = field(default_factory=dict)
+    limits: dict[str, Any] = field(default_factory=dict)
     max_batch: int = 16
     batch_embeddings: bool = True
     threads: int = 64
     log: str | None = None
     #: the decision log keeps message and memory text (``--log-content``; off: ids and numbers only)
     log_content: bool = False
+    #: a turn is answered once its log row is committed (``--log-durable``)
+    log_durable: bool = False
+    #: logged turns older than this many days are deleted (``--log-retention-days``; None: kept)
+    log_retention_days: float | None = None
     access_log: bool = False
     #: the MCP server at /mcp (when the ``mcp`` extra is installed): most context tokens per recall
     mcp_token_budget: int | None = None
@@ -71,6 +75,13 @@ class Settings:
             raise UsageError(str(exc)) from None
         if self.log_content and not self.log:
             raise UsageError("--log-content: give --log FILE too (the log it adds the content to)")
+        if self.log_durable and not self.log:
+            raise UsageError("--log-durable: give --log FILE too")
+        if self.log_retention_days is not None:
+            if not self.log:
+                raise UsageError("--log-retention-days: give --log FILE too")
+            if not self.log_retention_days > 0:
+                raise UsageError(f"--log-retention-days {self.log_retention_days:g}: above 0")
         if self.max_batch < 1:
             raise UsageError(f"--max-batch {self.max_batch}: at least 1")
         try:
@@ -116,7 +127,14 @@ def build_service(settings: Settings) -> MemoryService:
             limits=Limits(**settings.limits),
             batch_embeddings=settings.batch_embeddings,
             max_batch=settings.max_batch,
-            log=DecisionLog(settings.log, content=settings.log_content) if settings.log else None,
+            log=DecisionLog(
+                settings.log,
+                content=settings.log_content,
+                durable=settings.log_durable,
+                retention_days=settings.log_retention_days,
+            )
+            if settings.log
+            else None,
         )
         service.policy.warm_up()
     except BaseException:

@@ -90,6 +90,16 @@ class Limits:
     max_page: int = 100
     max_search: int = 50
     max_judge_candidates: int = 50
+    #: seconds a request's whole body may take to arrive (past it: 408, the connection closed)
+    body_timeout_s: float = 10.0
+    #: labelled turns one refit preview may read (past it: 413); its time grows faster than linearly
+    max_refit_labels: int = 2000
+    #: seconds one refit preview may run (past it: stopped, 503)
+    refit_timeout_s: float = 120.0
+    #: refit previews of one tenant waiting or running at once (past it: 429)
+    max_refits_per_tenant: int = 2
+    #: refit previews running at once in this process (the others wait, tenants taking turns)
+    refit_workers: int = 1
     #: how long ``/readyz`` waits for the store: a probe must answer while the database does
     #: not (a pool waiting for a connection would hold it for its own timeout, 15 s by default)
     ready_timeout_s: float = 2.0
@@ -245,7 +255,7 @@ class MemoryService:
             top_k=top_k,
             max_records=max_records,
         )
-        return _recall_out(result, actor)
+        return _recall_out(result, actor, detailed=_detailed(principal))
 
     def judge(
         self,
@@ -268,6 +278,19 @@ class MemoryService:
         text = self._message(message)
         _within(len(candidates), self.limits.max_judge_candidates, "candidates", "records")
         policy = self.stock if stock and self.stock is not None else self.policy
+        seen: dict[str, int] = {}
+        for i, c in enumerate(candidates):
+            given = c.get("id")
+            if given is None:
+                continue
+            if given in seen:  # one id, two records: each verdict would be the other's too
+                raise ServiceError(
+                    422,
+                    f"candidates.{i}.id: {given!r} is candidate {seen[given]}'s id too; give each "
+                    "candidate its own id (or none)",
+                    field=f"candidates.{i}.id",
+                )
+            seen[given] = i
         records: list[MemoryRecord] = []
         for i, c in enumerate(candidates):
             record_text = self._message(c["text"], f"candidates.{i}.text")
@@ -306,7 +329,7 @@ class MemoryService:
             context=result.context,
             kept=[v.index for v in verdicts if v.kept],
             candidates=verdicts,
-            errors=_errors(result, actor),
+            errors=_errors(result, actor, detailed=_detailed(principal)),
             error_kinds=list(result.trace.error_kinds),
         )
 
@@ -504,15 +527,23 @@ class MemoryService:
         return DeletedRecord(deleted=self.store.delete_records([rid]), id=rid)
 
     def forget_actor(self, principal: Principal, actor_id: Any) -> ForgotActor:
-        """Every record and event of the actor deleted; the counts in the reply."""
+        """Forget a user, in this request: every record and event of the actor, every turn of
+        theirs in the decision log (their messages, their records' texts) and the labels given to
+        them (all a refit reads), and the conversation the follow-up question remembers (this
+        process's); the counts in the reply."""
         principal.require("admin")
         actor = self.actor(principal, actor_id)
-        forget = getattr(self.store, "forget_actor", None)
-        if forget is None:
+        if getattr(self.store, "forget_actor", None) is None:
             raise ServiceError(501, f"{type(self.store).__name__} cannot forget an actor")
-        counts = forget(actor.internal)
+        counts = self.policy.forget_actor(actor.internal)
+        if self.stock is not None:
+            self.stock.follow_ups.forget_actor(actor.internal)
         return ForgotActor(
-            actor_id=actor.external, deleted_records=counts["records"], deleted_events=counts["events"]
+            actor_id=actor.external,
+            deleted_records=counts["records"],
+            deleted_events=counts["events"],
+            deleted_decisions=counts["decisions"],
+            deleted_labels=counts["labels"],
         )
 
     # ---- the decider, as a system-one server ----------------------------------------------------
@@ -526,6 +557,8 @@ class MemoryService:
         if decider is None:
             raise ServiceError(404, "this server runs without a decider (the stock arm)")
         _within(len(state), self.limits.max_message_chars, "state", "chars")
+        for name, question in questions.items():
+            _check_examples(name, question)
         answers = decider.ask(state, {name: dict(q) for name, q in questions.items()})
         return SystemOneOut(answers=answers_to_wire(answers), model=decider.name)
 
@@ -601,6 +634,33 @@ def _within(size: int, limit: int, field_name: str, unit: str) -> None:
         raise ServiceError(413, f"{field_name} has {size} {unit}; the limit is {limit}", field=field_name)
 
 
+def _check_examples(name: str, question: Mapping[str, Any]) -> None:
+    """Each example's label is of its question's type: true / false for a noul question, the name
+    of one of its options for a choice (one of its levels for a score); 422 naming the label."""
+    kind = question.get("type", "noul")
+    criteria = question.get("criteria")
+    options = [str(c) for c in criteria] if isinstance(criteria, (Mapping, list)) else []
+    for i, example in enumerate(question.get("examples") or ()):
+        label = example.get("label")
+        where = f"questions.{name}.examples.{i}.label"
+        if kind == "noul" and not isinstance(label, bool):
+            raise ServiceError(
+                422, f"{where}: a noul question's label is true or false, not {label!r}", field=where
+            )
+        if kind != "noul" and not isinstance(label, str):
+            raise ServiceError(
+                422,
+                f"{where}: a {kind} question's label names one of its options, not {label!r}",
+                field=where,
+            )
+        if kind != "noul" and options and label not in options:
+            raise ServiceError(
+                422,
+                f"{where}: {label!r} is not one of the question's options ({', '.join(options)})",
+                field=where,
+            )
+
+
 def _rounded(p: float | None) -> float | None:
     return None if p is None else round(float(p), 6)
 
@@ -618,12 +678,27 @@ def _record_out(record: MemoryRecord, actor: _Actor, **fields: Any) -> RecordOut
     )
 
 
-def _errors(result: Recall, actor: _Actor) -> list[str]:
-    """The turn's errors in the caller's own ids."""
-    return [e.replace(actor.internal, actor.external) for e in result.trace.errors]
+def _detailed(principal: Principal) -> bool:
+    """Whether ``principal`` may read the store's own error messages, which name its host, port,
+    user and database (or its file): the one local user, or an operator key; a tenant's recall
+    key is told what failed, not where."""
+    return principal.tenant is None or "operator" in principal.scopes
 
 
-def _recall_out(result: Recall, actor: _Actor) -> RecallOut:
+def _errors(result: Recall, actor: _Actor, *, detailed: bool = True) -> list[str]:
+    """The turn's errors in the caller's own ids (not ``detailed``: a store error says which
+    stage failed, and not the store's message)."""
+    out = []
+    for error in result.trace.errors:
+        error = error.replace(actor.internal, actor.external)
+        if not detailed and error.startswith(("store", "log")):
+            where = error.split(": ", 1)[0]  # "store search /facts/alice", "store mentions", "log"
+            error = f"{where}: failed (the details name the server's hosts or files: an operator's)"
+        out.append(error)
+    return out
+
+
+def _recall_out(result: Recall, actor: _Actor, *, detailed: bool = True) -> RecallOut:
     """What ``RecallPolicy.recall`` returned, in the caller's own ids."""
     trace = result.trace
     return RecallOut(
@@ -667,6 +742,6 @@ def _recall_out(result: Recall, actor: _Actor) -> RecallOut:
             timings_ms={k: round(v, 3) for k, v in trace.timings_ms.items()},
             cache_hit=trace.cache_hit,
         ),
-        errors=_errors(result, actor),
+        errors=_errors(result, actor, detailed=detailed),
         error_kinds=list(trace.error_kinds),
     )

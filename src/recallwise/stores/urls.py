@@ -16,13 +16,19 @@ __all__ = ["choose_embedder", "redact_url", "split_embedder_option", "store_kind
 # '@' ends it, as urlsplit reads it), and libpq's password options in the query string
 _AUTHORITY_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#:@]*):[^/?#]*@")
 _QUERY_PASSWORD = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGNORECASE)
+# libpq's keyword/value form (``host=h user=u password=PW``): a value is a word or a quoted string
+_DSN_PASSWORD = re.compile(
+    r"((?:^|\s)(?:password|sslpassword)\s*=\s*)(?:'(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE
+)
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password shown as ``***`` (``user:***@host``, ``password=***``): how a store
-    URL appears in every message, log line and reply (the start-up line, ``--json``, errors)."""
+    """``url`` with its password shown as ``***`` (``user:***@host``, ``password=***``, also in
+    libpq's ``key=value`` form): how a store URL appears in every message, log line and reply (the
+    start-up line, ``--json``, errors)."""
     url = _AUTHORITY_PASSWORD.sub(r"\1:***@", url, count=1)
-    return _QUERY_PASSWORD.sub(r"\1***", url)
+    url = _QUERY_PASSWORD.sub(r"\1***", url)
+    return _DSN_PASSWORD.sub(r"\1***", url) if "://" not in url else url
 
 
 def store_kind(store: Any) -> str:

@@ -64,13 +64,14 @@
   // ---- the API ----------------------------------------------------------------------------------------
   const storedKey = () => sessionStorage.getItem(KEY_STORE) || "";
 
-  async function api(path, body) {
+  // GET without a body, POST with one; `method` says otherwise (a refit preview is a POST: it computes)
+  async function api(path, body, method) {
     const headers = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     const key = storedKey();
     if (key) headers.authorization = "Bearer " + key;
     const response = await fetch(path, {
-      method: body === undefined ? "GET" : "POST",
+      method: method || (body === undefined ? "GET" : "POST"),
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       credentials: "omit",
@@ -505,7 +506,7 @@
       ),
       el("p", { class: "counted", text: counted }),
       preview.notes.length ? el("ul", { class: "notes" }, ...preview.notes.map((n) => el("li", { text: n }))) : null,
-      el("p", { text: "To apply it, where the server runs: export the labels, fit and write the head, start the server with the config that names it:" }),
+      el("p", { text: "To apply it, where the server runs (LOG: the file given to --log; $RECALLWISE_URL: this server's address): export the labels, fit and write the head, start the server with the config that names it:" }),
       el("pre", { class: "commands" }, el("code", { text: [c.export, c.fit, c.load].join("\n") })),
     ];
     panel.replaceChildren(...parts.filter((part) => part !== null));
@@ -523,7 +524,8 @@
         panel.replaceChildren(el("h3", { text: HEAD_NAMES[head] }), el("p", { class: "current", text: "fitting on the labels…" }));
         status(`fitting the ${head} on the labels…`);
         try {
-          renderRefit(panel, await api("/v1/refit-preview/" + head));
+          // a POST: the fit runs while this request is open, and stops if the page goes away
+          renderRefit(panel, await api("/v1/refit-preview/" + head, undefined, "POST"));
           panel.dataset.state = "shown";
           state.refitShown = true;
         } catch (error) {

@@ -12,7 +12,7 @@ database is unreachable.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 from psycopg.rows import TupleRow
@@ -81,8 +81,16 @@ def split_url(url: str) -> tuple[str, dict[str, str], str]:
     query = parse_qsl(parts.query, keep_blank_values=True)
     own = {k: v for k, v in query if k in _OWN_PARAMETERS}
     rest = [(k, v) for k, v in query if k not in _OWN_PARAMETERS]
-    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
-    redacted = redact_url(urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, "")))
+    # by hand: urlunsplit drops an empty authority (postgresql:///db?host=h -> postgresql:/db?host=h)
+    query = f"?{urlencode(rest)}" if rest else ""
+    conninfo = f"postgresql://{parts.netloc}{parts.path}{query}"
+    redacted = redact_url(
+        f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+    )
+    try:  # libpq's own reading (postgresql:///db?host=h&port=p&user=u is valid): one line if not
+        psycopg.conninfo.conninfo_to_dict(conninfo)
+    except psycopg.Error as exc:
+        raise UsageError(f"not a valid PostgreSQL URL: {redacted!r}: {reason(exc)}") from None
     return conninfo, own, redacted
 
 
@@ -124,6 +132,8 @@ def connect(conninfo: str, url: str, connect_timeout: float) -> psycopg.Connecti
     """
     try:
         return psycopg.connect(conninfo, autocommit=True)
+    except psycopg.ProgrammingError as exc:  # an option libpq does not know, a bad value
+        raise UsageError(f"cannot connect to PostgreSQL at {url}: {reason(exc)}") from None
     except psycopg.OperationalError as exc:
         why = reason(exc)
         if "password authentication failed" in why or "no password supplied" in why:

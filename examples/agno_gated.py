@@ -1,0 +1,110 @@
+"""Gated memory for an Agno agent, offline.
+
+    python examples/agno_gated.py --store sqlite:///recallwise-demo.db --actor demo_user [--stock] [--json]
+
+A real ``agno.agent.Agent`` with a scripted model (no API key, no network) and
+``knowledge_retriever=GatedKnowledgeRetriever(store, ...)`` (``add_knowledge_to_context=True``,
+``add_memories_to_context=False``): two runs, "Hello!" and "What should I have for dinner?". Agno
+calls the retriever once per run with the user's message; the gate decides whether anything comes
+back. ``--stock`` runs the control arm (``decider=None``: recall on every run). Seed a store first
+with ``recallwise demo --store URL``.
+
+Needs: pip install 'recallwise[agno]'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from importlib.metadata import version
+from typing import Any
+
+os.environ.setdefault("AGNO_TELEMETRY", "false")
+
+from agno.agent import Agent
+from agno.models.base import Model
+from agno.models.response import ModelResponse
+
+import recallwise
+from recallwise.integrations import CountingSearcher
+from recallwise.integrations.agno import GatedKnowledgeRetriever
+
+TURNS = ["Hello!", "What should I have for dinner?"]
+
+
+class ScriptedModel(Model):
+    """Stands in for a provider: answers "ok" and keeps the text of every request."""
+
+    def __init__(self) -> None:
+        super().__init__(id="scripted", name="scripted", provider="scripted")
+        self.requests: list[str] = []
+
+    def invoke(self, *args: Any, messages: Any = None, **kwargs: Any) -> ModelResponse:
+        self.requests.append("\n".join(str(m.content or "") for m in messages or []))
+        return ModelResponse(role="assistant", content="ok")
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        return self.invoke(*args, **kwargs)
+
+    def invoke_stream(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - not streamed here
+        yield self.invoke(*args, **kwargs)
+
+    async def ainvoke_stream(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+        yield self.invoke(*args, **kwargs)
+
+    def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
+        return response  # type: ignore[no-any-return]
+
+    def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
+        return response  # type: ignore[no-any-return]
+
+
+def run(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
+    store = CountingSearcher(recallwise.open_store(store_url))
+    memory = GatedKnowledgeRetriever(store, actor_id=actor, **({"decider": None} if stock else {}))
+    model = ScriptedModel()
+    agent = Agent(
+        model=model,
+        knowledge_retriever=memory,
+        add_knowledge_to_context=True,
+        add_memories_to_context=False,
+        telemetry=False,
+    )
+    turns = []
+    for message in TURNS:
+        searches, before = store.searches, len(model.requests)
+        agent.run(message, user_id=actor)
+        shown = "\n".join(model.requests[before:])
+        recall = memory.last_recall
+        records = [k.text for k in recall.records if k.text in shown] if recall is not None else []
+        turns.append({"message": message, "records": records, "searches": store.searches - searches})
+    memory.close()
+    store.close()
+    return {"framework": "agno", "version": version("agno"), "stock": stock, "turns": turns}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--store", required=True, help="a recallwise store URL (seed it with `recallwise demo`)"
+    )
+    parser.add_argument("--actor", default="demo_user", help="whose memory (default %(default)s)")
+    parser.add_argument("--stock", action="store_true", help="the control arm: recall on every run")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    result = run(args.store, args.actor, args.stock)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"== {result['framework']} {result['version']} ({'stock' if args.stock else 'gated'})")
+    for turn in result["turns"]:
+        print(
+            f"user: {turn['message']}\n  searches {turn['searches']}, model received {len(turn['records'])}"
+        )
+        for text in turn["records"]:
+            print(f"    - {text}")
+
+
+if __name__ == "__main__":
+    main()
