@@ -284,8 +284,8 @@ def tm4_dialogues(snap: Snapshots) -> Iterator[tuple[str, list[dict[str, Any]], 
 # ---- general conversations -----------------------------------------------------------------------
 def hh_conversations(snap: Snapshots) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """hh-rlhf harmless-base test (MIT): the human side of each conversation ("chosen"); no turn
-    needs the user's memory; a later turn carries on the conversation unless it only thanks or
-    says goodbye."""
+    needs the user's memory; a later turn's follow-up label is unknown (None) unless it only thanks
+    or says goodbye (False)."""
     blob = gzip.decompress(snap.read(HH, "harmless-base/test.jsonl.gz")).decode("utf-8")
     for number, line in enumerate(blob.splitlines()):
         if not line.strip():
@@ -298,13 +298,15 @@ def hh_conversations(snap: Snapshots) -> Iterator[tuple[str, list[dict[str, Any]
         labelled = [turn(humans[0], "hh-rlhf", needs_memory=False, follow_up=False, kind="general-request")]
         for text in humans[1:]:
             closing = bool(CLOSING_RE.match(text))
+            # the same conversation, but whether a later turn carries on its request or asks
+            # something new inside it no rule here can tell: unknown (None), unless it only thanks
             labelled.append(
                 turn(
                     text,
                     "hh-rlhf",
                     needs_memory=False,
-                    follow_up=not closing,
-                    kind="closing" if closing else "continuation",
+                    follow_up=False if closing else None,
+                    kind="closing" if closing else "later",
                 )
             )
         yield f"hh-{number}", labelled
@@ -420,8 +422,8 @@ def persona_for(
 #: how often a segment that something follows loses its closing turns ("thanks, that's all"), and
 #: how often a task is left part-way: people often start a new request without closing the last one,
 #: which is when a new request right after a retrieving turn is taken for a follow-up of it
-DROP_CLOSING = 0.5
-LEAVE_TASK = 0.25
+DROP_CLOSING = 0.7
+LEAVE_TASK = 0.5
 
 
 def cut(segment: list[dict[str, Any]], rng: random.Random, *, task: bool = False) -> list[dict[str, Any]]:
@@ -434,6 +436,7 @@ def cut(segment: list[dict[str, Any]], rng: random.Random, *, task: bool = False
     if task and len(out) > 2 and rng.random() < LEAVE_TASK:
         out = out[: rng.randrange(1, len(out))]
     return out
+
 
 def split_of(source: str, key: str) -> str:
     if source in HELDOUT_SOURCES:
@@ -525,6 +528,10 @@ def build(snap: Snapshots) -> dict[str, list[dict[str, Any]]]:
                     }
                 )
                 made += 1
+        if split == "fit":
+            requests = [c for c in out[split] if c["turns"][0]["needs_memory"]]
+            for n, c in enumerate(project_follow_ups(requests, random.Random("project-follow-ups"))):
+                out[split].append({"id": f"fit-rw-follow-up-{n:04d}", **c})
         for n in range(CAPS["general"][split]):
             first = general_segment()
             turns = (cut(first, rng) if first else []) + general_segment()
@@ -547,6 +554,42 @@ def build(snap: Snapshots) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+#: the project's own follow-up messages (written for recallwise, Apache-2.0): after a fit request
+PROJECT_FOLLOW_UPS = (
+    "src/recallwise/data/follow_up_examples.jsonl",
+    "src/recallwise/data/dev/follow_up_labels.jsonl",
+)
+#: how many fit requests each of them follows
+PROJECT_REPEATS = 3
+
+
+def project_follow_ups(requests: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """Fit conversations of a real request (an outside first turn with its persona) and then one of
+    the project's labelled follow-up messages ("go on": true; "thanks!", "What is 17 times 23?":
+    false). Outside dialogues have few general-chat continuations ("continue", "why?") and few new
+    requests right after one; these are both, in our writing: fit only, never graded on."""
+    out = []
+    messages = [
+        json.loads(line)
+        for path in PROJECT_FOLLOW_UPS
+        for line in (ROOT / path).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    for m in messages:
+        for base in rng.sample(requests, PROJECT_REPEATS):
+            first = dict(base["turns"][0])
+            follow = turn(
+                m["text"],
+                "rw-follow-up",
+                needs_memory=bool(m["label"]) and first["needs_memory"],
+                follow_up=bool(m["label"]),
+                kind="continuation" if m["label"] else "other",
+            )
+            follow["records"] = list(first["records"]) if follow["needs_memory"] else []
+            out.append({"task_source": "rw-follow-up", "persona": base["persona"], "turns": [first, follow]})
+    return out
+
+
 def counts_table(built: dict[str, list[dict[str, Any]]]) -> str:
     lines = [
         "# Counts (written by scripts/build_conversations.py; do not edit)",
@@ -558,8 +601,9 @@ def counts_table(built: dict[str, list[dict[str, Any]]]) -> str:
         lines.append(f"| {split} | {len(conversations)} | {sum(len(c['turns']) for c in conversations)} |")
     lines += [
         "",
-        "| split | turn source | turns | need memory | follow-ups | follow-ups needing memory | with records |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| split | turn source | turns | need memory | follow-ups | follow-up unknown | follow-ups needing memory "
+        "| with records |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for split, conversations in built.items():
         stats: dict[str, Counter[str]] = defaultdict(Counter)
@@ -568,12 +612,14 @@ def counts_table(built: dict[str, list[dict[str, Any]]]) -> str:
                 s = stats[t["source"]]
                 s["turns"] += 1
                 s["need"] += t["needs_memory"]
-                s["follow"] += t["follow_up"]
-                s["follow_need"] += t["follow_up"] and t["needs_memory"]
+                s["follow"] += bool(t["follow_up"])
+                s["unknown"] += t["follow_up"] is None
+                s["follow_need"] += bool(t["follow_up"]) and t["needs_memory"]
                 s["records"] += bool(t["records"])
         for source, s in sorted(stats.items()):
             lines.append(
-                f"| {split} | {source} | {s['turns']} | {s['need']} | {s['follow']} | {s['follow_need']} | {s['records']} |"
+                f"| {split} | {source} | {s['turns']} | {s['need']} | {s['follow']} | {s['unknown']} | "
+                f"{s['follow_need']} | {s['records']} |"
             )
     return "\n".join(lines) + "\n"
 

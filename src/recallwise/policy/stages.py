@@ -170,10 +170,12 @@ def follow_up_by_pair(turn: Turn, head: FollowUpHead) -> float | None:
     prior = turn.prior
     if prior is None or turn.vector is None:
         return None
+    started = time.perf_counter()
     features = pair_features(
         turn.request.message, turn.vector, turn.previous or prior, prior, turn.trace.gate_p
     )
     p = head.probability(features)
+    turn.trace.timings_ms["follow_up"] = _ms(started)
     turn.trace.follow_up_p = p
     return p
 

@@ -1,8 +1,8 @@
 """Fitting the follow-up head on labelled conversations (``recallwise tune follow-up --fit DIR``).
 
-Every turn of a conversation after its first is one example: the pair (the conversation's
-previous message, this one), the request the chain carries on (the last turn before it that is
-not a follow-up, by the labels) and the turn's ``follow_up`` label. The features are the ones the
+Every turn of a conversation after its first whose ``follow_up`` label is known is one example: the
+pair (the conversation's previous message, this one), the request the chain carries on (the last
+turn before it labelled not a follow-up) and the turn's ``follow_up`` label. The features are the ones the
 policy computes at run time (:func:`~recallwise.policy.follow_up.pair_features`): the messages'
 embeddings made by the store embedder, the gate's p of each message from the embedded decider
 (its shipped gate head), the new message's length and markers.
@@ -95,15 +95,17 @@ def conversation_pairs(
             if i == 0:
                 continue
             previous_turn = c.turns[i - 1]
-            if not previous_turn.follow_up:
+            if previous_turn.follow_up is False:
                 request_at = i - 1
+            if turn.follow_up is None:
+                continue  # the labels cannot tell: not an example
             request_turn = c.turns[request_at]
             previous = PriorTurn(
                 previous_turn.text, 0.0, vectors[previous_turn.text], gate[previous_turn.text]
             )
             request = PriorTurn(request_turn.text, 0.0, vectors[request_turn.text], gate[request_turn.text])
             rows.append(pair_features(turn.text, vectors[turn.text], previous, request, gate[turn.text]))
-            labels.append(turn.follow_up)
+            labels.append(bool(turn.follow_up))
             sources.append(turn.source)
     if not rows:
         raise UsageError("no conversation has two turns: nothing to fit the follow-up head on")
