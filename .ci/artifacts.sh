@@ -5,11 +5,12 @@
 #      out, as a clone would) exported to a temp dir, SOURCE_DATE_EPOCH = the last commit's time;
 #   2. `python -m build` (the sdist, then the wheel from the sdist), `twine check --strict`, and
 #      `npm ci && npm pack` in clients/typescript (its prepack script compiles it);
-#   3. the wheel and sdist built a second time, from the tree: both must be byte-identical;
-#      what each artifact holds against the tree (.ci/check_artifacts.py);
-#   4. the wheel in a fresh venv, run from a temp dir outside the tree: `recallwise --version`,
-#      then with its [serve,mcp] extras `demo --json`, `serve` + `/v1/recall`, `mcp` + one `recall`
-#      call, and the npm tarball in a fresh Node 22 project recalling from that server
+#   3. what each artifact holds against the tree, and the wheel and sdist built a second time (from
+#      the tree) and the npm tarball packed a second time: each byte-identical to the first
+#      (.ci/check_artifacts.py);
+#   4. the wheel alone in a fresh venv, run from a temp dir outside the tree: `recallwise --version`,
+#      `demo --json`; then with its [serve,mcp] extras: `serve` + `/v1/recall`, the npm tarball in a
+#      fresh Node 22 project recalling from that server, `mcp` + one `recall` call
 #      (.ci/artifact_smoke.py).
 # Usage: bash .ci/artifacts.sh [OUT]   The artifacts are left in OUT/ (default: a temp dir, removed).
 # Needs the active venv's python with build, twine and packaging ([dev] has them); Node from .ci/node.sh.
@@ -25,7 +26,7 @@ py=$(command -v python)
 logged() { "$@" >"$work/step.log" 2>&1 || { grep -v '^WARNING: Location' "$work/step.log" | tail -30; echo "failed: $*"; exit 1; }; }
 
 echo "== artifacts: a clean tree"
-rev=$(git -C "$root" stash create)
+rev=$(git -C "$root" -c user.name=artifacts -c user.email=artifacts@localhost stash create)
 untracked=$(git -C "$root" ls-files --others --exclude-standard | head -5)
 [ -z "$untracked" ] || echo "note: untracked files are not in the artifacts (git add them): $untracked"
 mkdir "$work/tree"
@@ -46,7 +47,9 @@ echo "== artifacts: npm pack (clients/typescript)"
 node_bin=$(bash "$root/.ci/node.sh" | tail -n 1)
 export PATH="$node_bin:$PATH"
 cp -r "$work/tree/clients/typescript" "$work/npm" # a copy: node_modules/ and dist/ stay out of the tree
-(cd "$work/npm" && logged npm ci --no-audit --no-fund && logged npm pack --pack-destination "$out")
+mkdir "$work/again"
+(cd "$work/npm" && logged npm ci --no-audit --no-fund && logged npm pack --pack-destination "$out" \
+  && logged npm pack --pack-destination "$work/again")
 
 echo "== artifacts: built again from the tree (reproducible), and what each holds"
 logged "$py" -m build --sdist --wheel --outdir "$work/again" "$work/tree"

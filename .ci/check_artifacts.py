@@ -4,7 +4,8 @@
 
 TREE is the clean tree (what git tracks) the artifacts were built from; DIST holds the wheel and sdist
 ``python -m build`` made (the wheel built from the sdist) and the npm tarball; AGAIN holds a wheel and
-an sdist built a second time from TREE with the same ``SOURCE_DATE_EPOCH``. Checks:
+an sdist built a second time from TREE with the same ``SOURCE_DATE_EPOCH``, and the npm tarball packed
+a second time. Checks:
 
 - the version: the wheel's and the sdist's metadata and the npm package carry TREE's
   ``src/recallwise/_version.py``;
@@ -14,7 +15,7 @@ an sdist built a second time from TREE with the same ``SOURCE_DATE_EPOCH``. Chec
 - the sdist holds exactly TREE (the test suite reads ``tests/``, ``data/``, ``docs/``, ``examples/``
   and ``clients/typescript/openapi.json``), plus its PKG-INFO;
 - the npm tarball holds every file its package.json's ``exports`` name;
-- reproducible: the second wheel and sdist are byte-identical to the first.
+- reproducible: the second wheel, sdist and npm tarball are byte-identical to the first.
 
 Prints one line a check; exits 1 when any fails.
 """
@@ -161,6 +162,7 @@ def main() -> int:
     twice = "the wheel (once from the sdist, once from the tree)"
     check_reproducible(wheel, only(again, "recallwise-*.whl"), twice)
     check_reproducible(sdist, only(again, "recallwise-*.tar.gz"), "the sdist")
+    check_reproducible(only(dist, "recallwise-*.tgz"), only(again, "recallwise-*.tgz"), "the npm tarball")
     if problems:
         print(f"failing: {', '.join(problems)}")
     print(f"artifacts: {len(passed)} passed, {len(problems)} failed")

@@ -10,10 +10,13 @@ import pytest
 from recallwise.bench.extract import (
     broken_english,
     carries,
+    filed_under,
     first_person,
     fragment,
     load_conversations,
+    request_words,
     run_extract_bench,
+    unresolved_pronoun,
 )
 from recallwise.cli import main
 from recallwise.errors import UsageError
@@ -123,10 +126,49 @@ def test_plain_english_is_not_flagged(record):
         ("The user is vegetarian.", False),
         ("The user has a german shepherd named Barnaby.", False),
         ("The user is 34.", False),
+        # a pronoun with nothing in the record to stand for
+        ("The user finds them uncomfortable.", True),
+        ("The user tends to avoid fantasy-themed ones.", True),
+        ("The user has never eaten any of those.", True),
+        ("When choosing food or a meal: Loves them", True),
+        ("The user owns a few pairs of heels but finds them uncomfortable.", False),
+        ("The user likes sci-fi novels but tends to avoid fantasy-themed ones.", False),
+        ("The user avoids boat tours because they get seasick.", False),
+        ("The user loves all of those bands.", False),
+        ("The user is the only one in the family.", False),
+        ("The user has three sisters and one brother.", False),
     ],
 )
 def test_fragments(record, is_fragment):
     assert fragment(record) is is_fragment
+
+
+def test_unresolved_pronoun_names_the_pronoun():
+    assert unresolved_pronoun("The user finds them uncomfortable.") == "them"
+    assert unresolved_pronoun("The user has two cats and loves them.") is None
+
+
+@pytest.mark.parametrize(
+    ("record", "kept"),
+    [
+        ("Remember: I am vegetarian", True),
+        ("The user asked to remember that they are vegan.", True),
+        ("Note that the user prefers window seats.", True),
+        ("When choosing food or a meal: Remember that I hate cilantro", True),
+        ("The user is vegetarian.", False),
+        ("The user remembers their first trip to Rome.", False),
+    ],
+)
+def test_request_words(record, kept):
+    assert request_words(record) is kept
+
+
+def test_filed_under_reads_a_preference_records_categories():
+    blob = json.dumps(
+        {"context": "Exercising", "preference": "Hates water sports", "categories": ["fitness"]}
+    )
+    assert filed_under(blob) == ["fitness"]
+    assert filed_under("The user hates water sports.") is None
 
 
 # ---- data -----------------------------------------------------------------------------------
@@ -180,9 +222,52 @@ def test_bench_extract_json(data_dir, capsys):
     assert outside["facts_labelled"] == 2 and outside["fact_recall"] == 0.5  # the colour was never said
     assert report["examples"]["facts_missed"] == [{"id": "c2", "fact": "My favorite color is grey."}]
     assert report["broken_english"] == report["first_person"] == report["fragments"] == 0
+    assert report["request_words"] == 0 and report["topic_graded"] == 0
     speed = report["speed"]
     assert speed["conversations_timed"] == 1 and 0 < speed["extract_p50_ms"] <= speed["p50_ms"]
+    assert speed["ingest"]["conversations"] == 200 and speed["ingest"]["messages"] == 200 * 5 + 100 * 5
+    assert speed["ingest"]["seconds"] > 0 and speed["ingest"]["cpu_seconds"] > 0
     assert report["errors"] == []
+
+
+def test_wrong_topics_and_request_words_are_counted(tmp_path):
+    said = {"role": "user", "text": "Remember: I hate water sports."}
+    rows = [
+        {
+            "id": "t1",
+            "source": "s",
+            "messages": [said],
+            "preference": "hate water sports",
+            "topic": "fitness",
+        },
+        {
+            "id": "t2",
+            "source": "s",
+            "messages": [said],
+            "preference": "hate water sports",
+            "topic": "beverages",
+        },
+        {"id": "t3", "source": "s", "messages": [said], "preference": "hate water sports", "topic": "none"},
+    ]
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    report = run_extract_bench(tmp_path, ingest_conversations=0).as_dict()
+    assert report["preference_stored"] == 1.0 and report["request_words"] == 0
+    assert report["topic_graded"] == 3 and report["topic_wrong"] == 2
+    assert {e["id"] for e in report["examples"]["topic_wrong"]} == {"t2", "t3"}
+    assert report["speed"]["ingest"] == {
+        "conversations": 0,
+        "messages": 0,
+        "seconds": None,
+        "cpu_seconds": None,
+    }
+
+
+def test_a_negative_ingest_count_is_a_usage_error(data_dir, capsys):
+    # every numeric flag gets the CLI's one range check (cli.checked_numbers): argparse's exit 2
+    with pytest.raises(SystemExit) as exited:
+        main(["bench", "extract", "--data", str(data_dir), "--ingest", "-1"])
+    assert exited.value.code == 2
+    assert "argument --ingest: '-1' is not allowed: an integer >= 0" in capsys.readouterr().err
 
 
 def test_bench_extract_text(data_dir, capsys):
@@ -209,7 +294,7 @@ def test_the_llm_extractor_is_measured_by_the_same_bench(data_dir):
         return httpx.Response(200, json={"choices": [{"message": {"content": json.dumps(reply)}}]})
 
     chat = OpenAIChat("tiny", base_url="http://llm.local/v1", transport=httpx.MockTransport(answer))
-    result = run_extract_bench(data_dir, extractor=LLMExtractor(chat)).as_dict()
+    result = run_extract_bench(data_dir, extractor=LLMExtractor(chat), ingest_conversations=0).as_dict()
     assert result["extractor"] == "llm:openai:tiny" and len(calls) == 3  # 2 conversations + 1 timed
     assert result["records"] == 4 and result["preference_stored"] == 1.0
     assert result["by_source"]["outside"]["fact_recall"] == 0.0
@@ -218,6 +303,6 @@ def test_the_llm_extractor_is_measured_by_the_same_bench(data_dir):
 def test_an_extractor_error_is_counted_and_the_run_goes_on(data_dir):
     failing = httpx.MockTransport(lambda request: httpx.Response(500, text="model exploded"))
     chat = OpenAIChat("tiny", base_url="http://llm.local/v1", transport=failing)
-    result = run_extract_bench(data_dir, extractor=LLMExtractor(chat))
+    result = run_extract_bench(data_dir, extractor=LLMExtractor(chat), ingest_conversations=0)
     assert len(result.errors) == 2 and result.errors[0].startswith("c1: ")
     assert result.total["records"] == 0 and result.total["fact_recall"] == 0.0

@@ -137,12 +137,16 @@ def test_log_command_prints_the_latest_turns(seeded, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--last", "0"], "--last must be at least 1"),
+        (["--last", "0"], "argument --last: '0' is not allowed: an integer >= 1"),
         ([], "no decision log at"),
     ],
 )
 def test_log_command_usage_errors(tmp_path, capsys, args, message):
-    assert main(["log", str(tmp_path / "missing.db"), *args]) == 2
+    try:
+        code = main(["log", str(tmp_path / "missing.db"), *args])
+    except SystemExit as exited:  # a flag out of range: argparse's usage error
+        code = exited.code
+    assert code == 2
     assert message in capsys.readouterr().err
 
 

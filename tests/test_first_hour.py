@@ -64,7 +64,10 @@ def test_search_without_store_flag_and_no_demo_is_exit_2(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RECALLWISE_STORE", raising=False)
     code, _, err = run(capsys, "search", "drink")
-    assert code == 2 and "recallwise-demo.db" in one_error_line(err)
+    # no default store but the demo's own: the error asks for --store (a user's search never reads
+    # or writes the demo store by accident)
+    line = one_error_line(err)
+    assert code == 2 and "--store" in line and "RECALLWISE_STORE" in line
     assert list(tmp_path.iterdir()) == []
 
 
@@ -227,7 +230,7 @@ def test_bench_latency_writes_the_plot_says_where_and_shows_progress_on_a_termin
         assert f"bench latency: {stage}" in err
 
 
-def test_bench_locomo_shows_progress_on_a_terminal_only(
+def test_bench_locomo_shows_a_bar_on_a_terminal_and_lines_when_piped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from recallwise.bench.locomo import SPLITS
@@ -240,8 +243,14 @@ def test_bench_locomo_shows_progress_on_a_terminal_only(
     assert code == 0, err
     # tqdm's bar over the 10 questions (how many redraws land depends on timing)
     assert "LoCoMo dev:" in err and "/10 [" in err and "q/s" in err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
     code, out, err = run(capsys, "bench", "locomo", "--data", str(tmp_path), "--decider", "none", "--json")
-    assert code == 0 and json.loads(out) and err == ""
+    # piped: stdout is the one JSON object, stderr a line a stage (never minutes of silence)
+    assert code == 0 and json.loads(out)
+    lines = err.splitlines()
+    assert lines[0] == "LoCoMo dev: started of 10 q" and "LoCoMo dev: 50% (5/10 q)" in lines
+    assert lines[-1].startswith("LoCoMo dev: done: 10/10 q in ")
+    assert "\r" not in err and "q/s" not in err  # no bar redraws
 
 
 # ---- tune with a dead decider -------------------------------------------------------------
@@ -378,7 +387,9 @@ def test_ask_json_has_the_same_keys_for_every_backend(capsys: pytest.CaptureFixt
 
     bodies = {}
     for name in ("embedded", "sparrow"):
-        code, out, err = run(capsys, "ask", "--decider", name, *ASK, "--json")
+        # the embedded decider cannot read wording: asked anyway, its answers marked as similarities
+        similarity = ["--similarity"] if name == "embedded" else []
+        code, out, err = run(capsys, "ask", "--decider", name, *ASK, *similarity, "--json")
         assert code == 0, err
         bodies[name] = json.loads(out)
     with sparrow_serve() as url:
@@ -387,7 +398,16 @@ def test_ask_json_has_the_same_keys_for_every_backend(capsys: pytest.CaptureFixt
     bodies["systemone"] = json.loads(out)
     keys = {name: set(body) for name, body in bodies.items()}
     assert keys["embedded"] == keys["sparrow"] == keys["systemone"]
-    assert keys["embedded"] == {"backend", "model", "latency_ms", "answers", "warnings", "usage"}
+    assert keys["embedded"] == {
+        "backend",
+        "model",
+        "latency_ms",
+        "answers",
+        "warnings",
+        "reads_wording",
+        "usage",
+    }
+    assert [bodies[n]["reads_wording"] for n in ("embedded", "sparrow", "systemone")] == [False, True, True]
     assert bodies["embedded"]["usage"] == {"calls": 1}
     assert bodies["systemone"]["usage"]["calls"] == 1
 

@@ -419,3 +419,151 @@ def test_hook_a_missing_store_is_a_usage_error(monkeypatch, tmp_path):
     )
     assert done.returncode == 2 and done.stdout == ""
     assert not (tmp_path / "nope.db").exists()
+
+
+# ---- the examples' contract ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("example", "module"),
+    [
+        ("llamaindex_gated.py", "llama_index.core"),
+        ("agent_framework_gated.py", "agent_framework"),
+        ("openai_agents_gated.py", "agents"),
+        ("agno_gated.py", "agno"),
+    ],
+)
+def test_the_example_prints_the_turns_as_one_json_object(example, module, persona_url, tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    pytest.importorskip(module)
+    script = Path(__file__).resolve().parents[1] / "examples" / example
+    done = subprocess.run(
+        [sys.executable, str(script), "--store", persona_url, "--actor", ACTOR, "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    turns = {t["message"]: t for t in result["turns"]}
+    assert turns[HELLO]["searches"] == 0 and turns[HELLO]["records"] == []
+    assert any("vegetarian" in r for r in turns[DINNER]["records"])
+    assert not any("aisle" in r for r in turns[DINNER]["records"])
+
+
+# ---- LlamaIndex over its own memory: any block wrapped, the judge as a node postprocessor --------
+
+
+def _vector_block(minilm, texts: list[str]):
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from llama_index.core.bridge.pydantic import Field
+    from llama_index.core.memory.memory_blocks.vector import VectorMemoryBlock
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores.types import BasePydanticVectorStore, VectorStoreQueryResult
+
+    class MiniLM(BaseEmbedding):
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return [float(x) for x in minilm.embed([query])[0]]
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return self._get_query_embedding(text)
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return self._get_query_embedding(query)
+
+    class TextStore(BasePydanticVectorStore):
+        """A vector store that keeps the text (LlamaIndex's SimpleVectorStore does not), counting queries."""
+
+        stores_text: bool = True
+        nodes: list[Any] = Field(default_factory=list)
+        queries: int = 0
+
+        @property
+        def client(self) -> Any:
+            return None
+
+        def add(self, nodes, **kwargs):
+            self.nodes.extend(nodes)
+            return [n.node_id for n in nodes]
+
+        def delete(self, ref_doc_id, **kwargs):  # pragma: no cover - unused
+            pass
+
+        def query(self, query, **kwargs):
+            self.queries += 1
+            import numpy as np
+
+            q = np.asarray(query.query_embedding)
+            scored = sorted(((float(np.dot(q, n.embedding)), n) for n in self.nodes), key=lambda p: -p[0])
+            top = scored[: query.similarity_top_k]
+            return VectorStoreQueryResult(nodes=[n for _, n in top], similarities=[s for s, _ in top])
+
+    embed = MiniLM()
+    store = TextStore()
+    store.add([TextNode(text=t, embedding=embed._get_text_embedding(t)) for t in texts])
+    return VectorMemoryBlock(name="past", vector_store=store, embed_model=embed, similarity_top_k=6), store
+
+
+def test_llamaindex_wrapped_vector_block_is_not_pulled_on_hello_and_judged_on_dinner(llamaindex, minilm):
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from recallwise.integrations.llamaindex import GatedMemoryBlock
+
+    texts = [
+        "The user is vegetarian.",
+        "The user's favourite cuisine is Vietnamese.",
+        "The user always books an aisle seat.",
+        "The user writes mostly Python.",
+    ]
+    block, store = _vector_block(minilm, texts)
+    gated = GatedMemoryBlock.wrapping(block, actor_id=ACTOR)
+    block.node_postprocessors.append(gated.judge())
+
+    hello = asyncio.run(gated.aget([ChatMessage(role="user", content=HELLO)]))
+    assert hello == "" and store.queries == 0
+
+    history = [ChatMessage(role="user", content=HELLO), ChatMessage(role="assistant", content="Hi!")]
+    dinner_turn = [*history, ChatMessage(role="user", content=DINNER)]
+    dinner = asyncio.run(gated.aget(dinner_turn))
+    again = asyncio.run(gated.aget([*dinner_turn, ChatMessage(role="tool", content="noon")]))
+    assert "vegetarian" in dinner and "aisle" not in dinner and "Python" not in dinner
+    assert again == dinner and store.queries == 2  # one gate decision; the block itself searched each pull
+
+
+def test_llamaindex_wrapped_block_transparent_and_failing_gates_pull_the_block_as_is(llamaindex, minilm):
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from recallwise.integrations.llamaindex import GatedMemoryBlock
+
+    texts = ["The user is vegetarian.", "The user always books an aisle seat."]
+    block, _ = _vector_block(minilm, texts)
+    stock = asyncio.run(block.aget([ChatMessage(role="user", content=HELLO)]))
+    for decider in (None, failing()):
+        gated = GatedMemoryBlock.wrapping(block, actor_id=ACTOR, decider=decider)
+        assert asyncio.run(gated.aget([ChatMessage(role="user", content=HELLO)])) == stock
+    assert gated.gate.stats.decider_errors >= 1
+
+
+def test_hook_asks_a_running_service_with_serve(monkeypatch, tmp_path):
+    from serve_server import persona_server
+
+    with persona_server(tmp_path, "hooked") as server:
+        thanks = _hook(monkeypatch, json.dumps({"prompt": "thanks!"}), "--serve", server.url, "--actor", ACTOR)
+        assert thanks.returncode == 0 and thanks.stdout == ""
+        dinner = _hook(monkeypatch, json.dumps({"prompt": DINNER}), "--serve", server.url, "--actor", ACTOR)
+        assert dinner.returncode == 0 and "<user_context>" in dinner.stdout
+        assert any(word in dinner.stdout for word in DIET)
+    # the service gone: nothing on stdout, one line on stderr, exit 1 (the prompt goes on)
+    gone = _hook(monkeypatch, json.dumps({"prompt": DINNER}), "--serve", server.url, "--actor", ACTOR)
+    assert gone.returncode == 1 and gone.stdout == ""
+    assert "did not answer" in gone.stderr and "Traceback" not in gone.stderr
+
+
+def test_hook_needs_a_store_or_a_service(monkeypatch):
+    monkeypatch.delenv("RECALLWISE_STORE", raising=False)
+    done = _hook(monkeypatch, '{"prompt": "hi"}', "--actor", ACTOR)
+    assert done.returncode == 2 and "--store URL (or --serve URL" in done.stderr

@@ -99,7 +99,7 @@ def test_options_have_one_spelling() -> None:
 def test_bad_options_name_the_field() -> None:
     with pytest.raises(UsageError, match=r"unknown RecallPolicy option\(s\) \['top_kk'\]; known: .*top_k"):
         RecallPolicy(InMemoryStore(), decider=None, top_kk=3)
-    with pytest.raises(UsageError, match="top_k must be at least 1"):
+    with pytest.raises(UsageError, match=r"top_k=0 is not allowed: an integer >= 1"):
         SearchOptions(top_k=0)
     with pytest.raises(UsageError, match="keep must be"):
         KeepOptions(rule="most")  # type: ignore[arg-type]
@@ -107,9 +107,9 @@ def test_bad_options_name_the_field() -> None:
         RecallOptions(keep="relative")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="must be a SearchOptions"):
         RecallOptions(search={"top_k": 3})  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="threshold 'gate' must be a number"):
+    with pytest.raises(UsageError, match=r"gate_threshold='high' is not allowed: a number in \[0, 1\]"):
         ThresholdOptions(gate="high")  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="max_records must be at least 1"):
+    with pytest.raises(UsageError, match=r"max_records=0 is not allowed: an integer >= 1"):
         RecallPolicy(InMemoryStore(), decider=None, max_records=0)
     with pytest.raises(UsageError, match="cache_size"):
         RecallOptions(cache_size=-1)

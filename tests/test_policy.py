@@ -242,7 +242,10 @@ def test_unmeasured_thresholds_are_reported(store):
 def test_warm_up_loads_the_embedder_and_the_deciders_wordings_before_the_first_turn(seeded):
     decider = scripted()
     policy = RecallPolicy(
-        seeded, decider=decider, namespaces={"/facts/{actorId}": "facts", "/p/{actorId}": "prefs"}
+        seeded,
+        decider=decider,
+        namespaces={"/facts/{actorId}": "facts", "/p/{actorId}": "prefs"},
+        route_threshold=0.3,  # the route is asked only with a threshold (none is measured)
     )
     calls = seeded.embedder.calls
     policy.warm_up()

@@ -187,17 +187,14 @@ def test_the_threshold_order_is_argument_then_config_then_environment_then_defau
     resolved = Thresholds.resolve(
         "fixedgate", {"judge_relative": 0.05}, [read_config(given), read_config(env)]
     )
-    # the route is a role like the others: its default (never measured) has a source too
-    assert resolved.values == {"gate": 0.7, "judge": 0.2, "judge_relative": 0.05, "route": 0.25}
+    # the route, like gate_named, stays off unless given or fitted (no backend has a measured one)
+    assert resolved.values == {"gate": 0.7, "judge": 0.2, "judge_relative": 0.05}
     assert resolved.sources == {
         "gate": f"config {given}",
         "judge": f"config {env}",
         "judge_relative": "argument",
-        "route": "default",
     }
-    # gate_named stays off (never measured for this backend); the route is listed, the policy
-    # drops it when it does not route
-    assert resolved.unmeasured == ["fixedgate:route"]
+    assert resolved.unmeasured == []
     monkeypatch.setenv(CONFIG_ENV, str(env))
     policy = RecallPolicy.from_config(given, ForeignMemory(), decider=FixedGate(), namespaces=["n"])
     assert policy.thresholds["gate"] == 0.7 and policy.thresholds["judge"] == 0.2

@@ -900,7 +900,7 @@ def test_malformed_candidate_files(
                     },
                 }
             ),
-            "'value' must be a number",
+            "'value': gate_threshold='high' is not allowed: a number in [0, 1]",
         ),
         (
             json.dumps({**GOOD_CONFIG, "thresholds": {"embedded": {"gatekeeper": {}}}}),

@@ -68,6 +68,7 @@ def test_route_follows_the_script(store: InMemoryStore) -> None:
             "/facts/{actorId}": "facts about the user",
             "/preferences/{actorId}": "the user's preferences",
         },
+        route_threshold=0.25,  # the route is off unless a threshold is given or fitted
     )
     recall = policy.recall("Book me a flight", actor_id="u1")
     assert [r.text for r in recall.records] == ["Prefers an aisle seat."]
@@ -116,10 +117,19 @@ def test_a_remote_looking_store_goes_through_the_deadline_path() -> None:
 def test_the_route_threshold_is_an_option_with_a_source(store: InMemoryStore) -> None:
     decider = ScriptedDecider(route={"/preferences/{actorId}": 0.3, "/facts/{actorId}": 0.2})
     described = {"/facts/{actorId}": "facts about the user", "/preferences/{actorId}": "preferences"}
+    # no route threshold was ever measured: by default the route is not asked, and every
+    # described namespace is searched (an unmeasured route must not hide one)
     default = RecallPolicy(store, decider=decider, namespaces=described)
-    assert default.threshold_sources["route"] == "default"
-    assert any(u.endswith(":route") for u in default.stats.unmeasured_thresholds)  # it routes
+    assert "route" not in default.thresholds and not default.routes
+    assert not any(u.endswith(":route") for u in default.stats.unmeasured_thresholds)
+    assert "route" not in default.gate_questions()
     assert {r.namespace for r in default.recall("Book me a flight", actor_id="u1").records} == {
+        "/preferences/u1",
+        "/facts/u1",
+    }
+    given = RecallPolicy(store, decider=decider, namespaces=described, route_threshold=0.25)
+    assert given.threshold_sources["route"] == "argument" and given.routes
+    assert {r.namespace for r in given.recall("Book me a flight", actor_id="u1").records} == {
         "/preferences/u1"
     }
     strict = RecallPolicy(store, decider=decider, namespaces=described, route_threshold=0.35)

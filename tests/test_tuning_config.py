@@ -130,7 +130,7 @@ def test_write_config_merges_and_round_trips(tmp_path: Path) -> None:
         ({"format": "recallwise-thresholds/1", "thresholds": {"e": {"gaet": {}}}}, "['gaet']: unknown role"),
         (
             {"format": "recallwise-thresholds/1", "thresholds": {"e": {"gate": {"value": "high"}}}},
-            "'value' must be a number",
+            "'value': gate_threshold='high' is not allowed: a number in [0, 1]",
         ),
         (
             {"format": "recallwise-thresholds/1", "thresholds": {"e": {"gate": {"value": 0.5, "n": 3}}}},

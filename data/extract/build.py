@@ -1,10 +1,12 @@
 """Build the extraction benchmark's conversations: data/extract/{dev,heldout}/*.jsonl.
 
-    python data/extract/build.py --spc DIR
+    python data/extract/build.py [--spc DIR]
 
 DIR holds Synthetic-Persona-Chat's ``Synthetic-Persona-Chat_valid.csv`` (-> dev) and
 ``Synthetic-Persona-Chat_test.csv`` (-> heldout), from the repository snapshot named in
-SOURCES.md. The written conversations come from ``written/{dev,heldout}.txt`` beside this file.
+SOURCES.md; without ``--spc`` the ``spc.jsonl`` files are left as they are. The written
+conversations come from ``written/{dev,heldout}.txt`` (-> ``written.jsonl``) and
+``written/requests-{dev,heldout}.txt`` (-> ``requests.jsonl``) beside this file.
 Deterministic: the same inputs give the same files.
 """
 
@@ -25,17 +27,18 @@ SPC_SAMPLE = 150
 SEED = 35
 
 
-def written(path: Path) -> list[dict]:
-    """The blocks of a written file: '# id:', '# preference:', '# fact:', '# question:', 'U:'/'A:' turns."""
+def written(path: Path, source: str = "written") -> list[dict]:
+    """The blocks of a written file: '# id:', '# preference:', '# fact:', '# question:', '# topic:',
+    'U:'/'A:' turns."""
     out: list[dict] = []
     current: dict | None = None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         line = line.strip()
-        header = re.match(r"^# (id|preference|fact|question): (.+)$", line)
+        header = re.match(r"^# (id|preference|fact|question|topic): (.+)$", line)
         if header:
             key, value = header.groups()
             if key == "id":
-                current = {"id": value, "source": "written", "messages": [], "facts": []}
+                current = {"id": value, "source": source, "messages": [], "facts": []}
                 out.append(current)
             elif current is None:
                 raise SystemExit(f"{path}:{number}: {key} before any id")
@@ -84,16 +87,19 @@ def spc(path: Path, split: str) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--spc", required=True, type=Path, help="directory with the Synthetic-Persona-Chat CSVs"
+        "--spc", type=Path, help="directory with the Synthetic-Persona-Chat CSVs (default: keep spc.jsonl)"
     )
     args = parser.parse_args()
     for split, filename in SPC_FILES.items():
         target = HERE / split
         target.mkdir(exist_ok=True)
-        for name, conversations in (
+        sets = [
             ("written.jsonl", written(HERE / "written" / f"{split}.txt")),
-            ("spc.jsonl", spc(args.spc / filename, split)),
-        ):
+            ("requests.jsonl", written(HERE / "written" / f"requests-{split}.txt", "requests")),
+        ]
+        if args.spc is not None:
+            sets.append(("spc.jsonl", spc(args.spc / filename, split)))
+        for name, conversations in sets:
             with (target / name).open("w", encoding="utf-8") as handle:
                 for conversation in conversations:
                     handle.write(json.dumps(conversation, ensure_ascii=False) + "\n")

@@ -17,6 +17,9 @@ from .errors import InvalidIdError, InvalidValueError
 from .text import clean_text
 
 __all__ = [
+    "DEFAULT_NAMESPACES",
+    "FACTS_NAMESPACE",
+    "PREFERENCES_NAMESPACE",
     "Event",
     "MemoryRecord",
     "SearchHit",
@@ -253,6 +256,16 @@ def validate_id(value: Any, what: str = "actor_id") -> str:
             "(no '/', '..', '*', '%', braces or whitespace)"
         )
     return value
+
+
+#: Where the write path files facts ("The user is vegetarian.") and preferences (JSON blobs), as
+#: AgentCore's two built-in strategies do (``extraction.DEFAULT_STRATEGIES``).
+FACTS_NAMESPACE = "/facts/{actorId}"
+PREFERENCES_NAMESPACE = "/preferences/{actorId}"
+#: Every namespace the write path writes: what a recall searches by default, in the library
+#: (``RecallPolicy``), the service and the MCP server alike, so a default recall finds what the
+#: default write path stored.
+DEFAULT_NAMESPACES: tuple[str, ...] = (FACTS_NAMESPACE, PREFERENCES_NAMESPACE)
 
 
 def resolve_namespace(

@@ -6,7 +6,8 @@ The data is a directory of JSONL files, one conversation a line::
      "messages": [{"role": "user", "text": "..."}, {"role": "assistant", "text": "..."}],
      "facts": ["I have a german shepherd named barnaby."],      # lasting facts the user states
      "preference": "avoid anything with excessive violence or gore",   # optional
-     "question": "Can you suggest a series I could start this weekend?"}  # optional
+     "question": "Can you suggest a series I could start this weekend?",  # optional
+     "topic": "entertainment"}   # optional: the category a preference record carrying it is filed under
 
 Each conversation is extracted into a fresh store (the default embedder, so the records are
 embedded as in real use) and the records are graded:
@@ -16,13 +17,20 @@ embedded as in real use) and the records are graded:
   appear in one record);
 - **preference stored**: share of conversations with a ``preference`` where a record carries it;
   **gated recall carries it**: share where the embedded policy's recall of ``question`` (gate,
-  route, search, judge) keeps a record that carries it;
+  route, search, judge) keeps a record that carries it, and the records it keeps a question;
+- **wrong topic**: of the conversations with a ``topic`` whose preference a *preference* record
+  carries, those where such a record is filed under another topic (its ``categories`` lack the
+  label; ``"none"``: no topic fits, so any preference record carrying it is wrong). A preference
+  kept as a fact only, with no topic, is not wrong ("a topic right, or none");
 - **records per conversation**, and of all records the counts of **broken English**
-  (:func:`broken_english`), **first-person leftovers** (:func:`first_person`) and **fragments**
-  (:func:`fragment`), each with examples;
+  (:func:`broken_english`), **first-person leftovers** (:func:`first_person`), **fragments**
+  (:func:`fragment`) and **request words** kept (:func:`request_words`: "Remember: ..."), each
+  with examples;
 - **speed**: the first 10 messages of each conversation that has 10, extracted and stored
   (records embedded) into a fresh in-memory store: p50 and p95 milliseconds, and the p50 of the
-  extractor's share alone (``extract_p50_ms``).
+  extractor's share alone (``extract_p50_ms``); and **ingest**: 200 conversations of 5-10
+  messages (the first 10 of each, the data cycled if it has fewer) written one session at a time,
+  events and records, into one fresh SQLite file, as ``recallwise ingest`` writes them: seconds.
 
 The graders are deliberately independent of the extractor's own rules (they share no code with
 :mod:`recallwise.extraction`, only the plain word lists of :mod:`recallwise.english`), so a rule
@@ -54,10 +62,13 @@ __all__ = [
     "ExtractBenchResult",
     "broken_english",
     "carries",
+    "filed_under",
     "first_person",
     "fragment",
     "load_conversations",
+    "request_words",
     "run_extract_bench",
+    "unresolved_pronoun",
 ]
 
 #: The conversation length the speed figure is taken on.
@@ -78,10 +89,11 @@ class BenchConversation:
     facts: list[str] = field(default_factory=list)
     preference: str | None = None
     question: str | None = None
+    topic: str | None = None
 
-    def events(self, limit: int | None = None) -> list[Event]:
+    def events(self, limit: int | None = None, session_id: str = "s1") -> list[Event]:
         turns = self.messages[:limit] if limit else self.messages
-        return [Event(actor_id=_ACTOR, session_id="s1", role=role, text=text) for role, text in turns]
+        return [Event(actor_id=_ACTOR, session_id=session_id, role=role, text=text) for role, text in turns]
 
     @property
     def user_text(self) -> str:
@@ -119,6 +131,7 @@ def _conversation(data: Any, where: str) -> BenchConversation:
         facts=[_string(f, where, "facts[]") or "" for f in facts],
         preference=_string(data.get("preference"), where, "preference", optional=True),
         question=_string(data.get("question"), where, "question", optional=True),
+        topic=_string(data.get("topic"), where, "topic", optional=True),
     )
 
 
@@ -326,6 +339,13 @@ REWRITE_WORDS = frozenset(
         "when",
         "in",
         "general",
+        # clauses kept together ("... and loves them", "... because they get seasick") and a
+        # constraint said in a request ("wants options that don't involve swimming")
+        "and",
+        "because",
+        "wants",
+        "options",
+        "that",
     ]
 )
 _CONTEXT = re.compile(r"^When [^:]*:\s*")
@@ -416,10 +436,12 @@ def fragment(record: str) -> bool:
     """Whether ``record`` says nothing on its own.
 
     A mood of the moment ("The user is excited but a bit nervous."), a reaction to the assistant
-    ("The user loves the idea of string lights.", "... your suggestion"), or words that only the
-    conversation gives a meaning ("The user hadn't considered that.", "... will check those out.").
+    ("The user loves the idea of string lights.", "... your suggestion"), words that only the
+    conversation gives a meaning ("The user hadn't considered that.", "... will check those out."),
+    or a pronoun with nothing in the record it can stand for ("The user finds them uncomfortable.",
+    "The user tends to avoid fantasy-themed ones.": :func:`unresolved_pronoun`).
     """
-    text = record.replace("\u2019", "'")
+    text = _CONTEXT.sub("", record.replace("\u2019", "'"))
     if _REACTION.search(text):
         return True
     tokens = _tokens(text)
@@ -429,7 +451,109 @@ def fragment(record: str) -> bool:
     if content and all(t in _MOODS for t in content):
         return True
     pointing = any(t in _ANAPHORA for t in tokens)
-    return pointing and len(content) < 2
+    return (pointing and len(content) < 2) or unresolved_pronoun(text) is not None
+
+
+#: pronouns that stand for a noun said before them; "one"/"ones" for a noun with its modifier
+_PLURAL_POINTERS = frozenset(["them", "they", "those", "these"])
+_ONES = frozenset(["ones", "one"])
+# words before a noun that make the word after them a noun even if it is also a verb ("the temples")
+_DETERMINERS = frozenset(
+    ["a", "an", "the", "their", "his", "her", "its", "some", "any", "many", "few", "several", "of", "two",
+     "three", "four", "five", "all", "both", "these", "those", "other", "no", "each", "every"]
+)  # fmt: skip
+
+
+@lru_cache(maxsize=65536)
+def _pos(word: str) -> frozenset[str]:
+    from lemminflect import getAllLemmas
+
+    return frozenset(getAllLemmas(word))
+
+
+# "no one", "the only one", "this one", "which one": "one" that points at nothing said before
+_NOT_A_POINTER_BEFORE_ONE = frozenset(
+    ["no", "every", "any", "each", "only", "same", "last", "first", "next", "another", "which", "that",
+     "this", "such", "anyone", "someone"]
+)  # fmt: skip
+
+
+def _nominal(tokens: Sequence[str], index: int, verb: int) -> bool:
+    """Whether ``tokens[index]`` reads as a noun: a noun only, or a noun that is not the subject's
+    verb (``tokens[verb]``: "the user *finds* them") or comes after a determiner."""
+    word = tokens[index]
+    if word in _STOP or word in _ANAPHORA or word in _NEGATIONS or word in ("user", "user's"):
+        return False
+    pos = _pos(word)
+    if "NOUN" not in pos and "PROPN" not in pos:
+        return not pos and word.isalpha() and len(word) > 2  # a name or a word the dictionary lacks
+    if "VERB" not in pos or index != verb:
+        return True
+    return index > 0 and (tokens[index - 1] in _DETERMINERS or _pos(tokens[index - 1]) == frozenset({"ADJ"}))
+
+
+def unresolved_pronoun(record: str) -> str | None:
+    """The first pronoun of ``record`` that nothing in it can stand for, or None.
+
+    "them", "they", "those", "these" and "it" need a noun somewhere before them (not the subject
+    "the user"; but "they" after "the user" and "them" after "the user's" may be the user); "ones"
+    and "one" need one before their own modifier ("avoids fantasy-themed ones" has none).
+
+    >>> unresolved_pronoun("The user owns a few pairs of heels but finds them uncomfortable.")
+    >>> unresolved_pronoun("The user finds them uncomfortable.")
+    'them'
+    """
+    tokens = [t.lower() for t in _WORD.findall(_CONTEXT.sub("", record.replace("\u2019", "'")))]
+    # the subject's verb: the first word after "the user" (or the record's first content word)
+    after = next((i + 1 for i, t in enumerate(tokens) if t in ("user", "user's")), 0)
+    verb = next((i for i in range(after, len(tokens)) if tokens[i] not in _STOP), -1)
+    for index, token in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if token in ("those", "these", "one") and following and "NOUN" in _pos(following):
+            continue  # "those bands", "one brother": a determiner or a number, not a pronoun
+        if token in _PLURAL_POINTERS or token == "it":
+            if index + 1 < len(tokens) and token == "it" and tokens[index + 1] in ("is", "was"):
+                continue  # "it is", "it was": most often a dummy subject ("it was worth it")
+            if token == "they" and "user" in tokens[:index]:
+                continue  # "... because they get seasick": the user, said in the third person
+            if token == "them" and ("user's" in tokens[:index] or "their" in tokens[:index]):
+                continue  # "The user's sister visits them": the user, who is not the clause's subject
+            if not any(_nominal(tokens, j, verb) for j in range(index)):
+                return token
+        elif (
+            token in _ONES
+            and index > 0
+            and tokens[index - 1] not in _DETERMINERS | _NOT_A_POINTER_BEFORE_ONE
+            and not any(_nominal(tokens, j, verb) for j in range(max(0, index - 3)))
+        ):
+            return token  # "no one", "the only one": other words; "fantasy themed ones": a pointer
+    return None
+
+
+_REQUEST_WORDS = re.compile(
+    r"^(?:(?:the user (?:asks|asked|wants|would like) (?:the assistant |you )?to )?"
+    r"(?:please )?(?:remember|note|don't forget|do not forget|keep in mind|bear in mind|"
+    r"for future reference|make a note|take a note|just so you (?:know|remember)))\b|"
+    r"\b(?:remember (?:that|this)|note that)[.!]?$",
+    re.I,
+)
+
+
+def request_words(record: str) -> bool:
+    """Whether ``record`` keeps the words of a request to remember ("Remember: I am vegetarian")
+    instead of only what was to be remembered."""
+    return bool(_REQUEST_WORDS.search(_CONTEXT.sub("", record.replace("\u2019", "'")).strip()))
+
+
+def filed_under(raw: str) -> list[str] | None:
+    """The ``categories`` of a stored preference record (AgentCore's JSON shape), or None for a fact."""
+    try:
+        blob = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(blob, dict) or not isinstance(blob.get("context"), str):
+        return None
+    return [str(c) for c in blob.get("categories") or []]
 
 
 # ---- the run --------------------------------------------------------------------------------
@@ -446,9 +570,13 @@ class _Tally:
     with_question: int = 0
     question_gate_open: int = 0
     question_carries: int = 0
+    question_records: int = 0
     broken: int = 0
     first_person: int = 0
     fragments: int = 0
+    request_words: int = 0
+    topic_graded: int = 0
+    topic_wrong: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         def rate(part: int, whole: int) -> float | None:
@@ -465,12 +593,18 @@ class _Tally:
             "question_conversations": self.with_question,
             "question_gate_open": rate(self.question_gate_open, self.with_question),
             "gated_recall_carries_preference": rate(self.question_carries, self.with_question),
+            # records the gated recall kept for a question, on average (0 when the gate closed)
+            "gated_records_per_question": rate(self.question_records, self.with_question),
             "broken_english": self.broken,
             "broken_english_rate": rate(self.broken, self.records),
             "first_person": self.first_person,
             "first_person_rate": rate(self.first_person, self.records),
             "fragments": self.fragments,
             "fragment_rate": rate(self.fragments, self.records),
+            "request_words": self.request_words,
+            "topic_graded": self.topic_graded,
+            "topic_wrong": self.topic_wrong,
+            "topic_wrong_rate": rate(self.topic_wrong, self.topic_graded),
         }
 
 
@@ -528,12 +662,14 @@ def run_extract_bench(
     embedder: Any = None,
     decider: Any = None,
     limit: int | None = None,
+    ingest_conversations: int = 200,
     progress: Callable[[int, int], None] | None = None,
 ) -> ExtractBenchResult:
     """Extract every conversation under ``data`` into a fresh store and grade the records.
 
     ``extractor`` defaults to the offline rules, ``embedder`` to the default embedder and
     ``decider`` (for the gated recall of each conversation's question) to the embedded one.
+    ``ingest_conversations``: how many conversations the ingest figure writes (0: no ingest figure).
     An extractor error is counted and named in ``errors``; the run goes on.
     """
     from ..deciders import default_decider
@@ -544,6 +680,8 @@ def run_extract_bench(
 
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be at least 1, got {limit}")
+    if ingest_conversations < 0:
+        raise UsageError(f"--ingest must be 0 or more, got {ingest_conversations}")
     conversations = load_conversations(data)
     if limit is not None:
         conversations = conversations[:limit]
@@ -556,6 +694,8 @@ def run_extract_bench(
         "broken_english": [],
         "first_person": [],
         "fragments": [],
+        "request_words": [],
+        "topic_wrong": [],
         "facts_missed": [],
         "preference_missed": [],
     }
@@ -578,17 +718,22 @@ def run_extract_bench(
                 extract_and_store(store, _ACTOR, conversation.events(), extractor=extractor)
             except ExtractionError as exc:
                 errors.append(f"{conversation.id}: {exc}")
-            rendered = [r.rendered for r in store.list_records(actor_id=_ACTOR)]
+            stored_records = store.list_records(actor_id=_ACTOR)
+            rendered = [r.rendered for r in stored_records]
             said = conversation.user_text
             for text in rendered:
                 problems = broken_english(text, said)
                 leftovers = first_person(text)
                 is_fragment = fragment(text)
+                asked = request_words(text)
                 for tally in tallies:
                     tally.records += 1
                     tally.broken += bool(problems)
                     tally.first_person += bool(leftovers)
                     tally.fragments += is_fragment
+                    tally.request_words += asked
+                if asked:
+                    note("request_words", id=conversation.id, record=text)
                 if problems:
                     note("broken_english", id=conversation.id, record=text, why="; ".join(problems))
                 if leftovers:
@@ -610,6 +755,22 @@ def run_extract_bench(
                     tally.preference_stored += stored
                 if not stored:
                     note("preference_missed", id=conversation.id, fact=conversation.preference)
+                filed = [
+                    (text, categories)
+                    for record, text in zip(stored_records, rendered, strict=True)
+                    if (categories := filed_under(record.text)) is not None
+                    and carries(text, conversation.preference)
+                ]
+                if conversation.topic and filed:
+                    wrong = [
+                        text for text, categories in filed
+                        if conversation.topic == "none" or conversation.topic not in categories
+                    ]  # fmt: skip
+                    for tally in tallies:
+                        tally.topic_graded += 1
+                        tally.topic_wrong += bool(wrong)
+                    if wrong:
+                        note("topic_wrong", id=conversation.id, record=wrong[0], topic=conversation.topic)
             if conversation.question:
                 policy = RecallPolicy(store, decider=decider, namespaces=list(_NAMESPACES))
                 recall = policy.recall(conversation.question, actor_id=_ACTOR, session_id="question")
@@ -619,6 +780,7 @@ def run_extract_bench(
                     tally.with_question += 1
                     tally.question_gate_open += bool(recall.retrieved)
                     tally.question_carries += bool(wanted) and any(carries(t, wanted) for t in kept)
+                    tally.question_records += len(kept)
         done += 1
         if progress:
             progress(done, steps)
@@ -634,6 +796,7 @@ def run_extract_bench(
         done += 1
         if progress:
             progress(done, steps)
+    ingest = _ingest_speed(conversations, extractor, embedder, ingest_conversations)
     speed = {
         "messages": SPEED_MESSAGES,
         "conversations_timed": len(speed_ms),
@@ -642,6 +805,7 @@ def run_extract_bench(
         "mean_ms": round(statistics.fmean(speed_ms), 3) if speed_ms else None,
         # the extractor alone; the rest of p50_ms is consolidation, mostly embedding the records
         "extract_p50_ms": _percentile(extract_ms, 0.5),
+        "ingest": ingest,
     }
     return ExtractBenchResult(
         data=str(data),
@@ -653,3 +817,43 @@ def run_extract_bench(
         examples=examples,
         errors=errors,
     )
+
+
+#: The ingest figure's conversations: INGEST_MESSAGES[0] to [1] messages each.
+INGEST_MESSAGES = (5, SPEED_MESSAGES)
+
+
+def _ingest_speed(
+    conversations: Sequence[BenchConversation], extractor: Any, embedder: Any, count: int
+) -> dict[str, Any]:
+    """Seconds to write ``count`` conversations of 5-10 messages, events and records, into one
+    fresh SQLite file, one session at a time (as ``recallwise ingest`` does)."""
+    import tempfile
+
+    from ..extraction import ExtractionError, extract_and_store
+    from ..stores.sqlite import SQLiteStore
+
+    usable = [c for c in conversations if len(c.messages) >= INGEST_MESSAGES[0]]
+    if not usable or not count:
+        return {"conversations": 0, "messages": 0, "seconds": None, "cpu_seconds": None}
+    chosen = [usable[i % len(usable)] for i in range(count)]
+    messages = 0
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        SQLiteStore(f"sqlite:///{folder}/ingest.db", embedder=embedder) as store,
+    ):
+        started, cpu = time.perf_counter(), time.process_time()
+        for index, conversation in enumerate(chosen):
+            events = conversation.events(INGEST_MESSAGES[1], session_id=f"s{index}")
+            messages += len(events)
+            with contextlib.suppress(ExtractionError):  # counted in the quality pass
+                extract_and_store(store, _ACTOR, events, extractor=extractor, store_events=True)
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    # CPU seconds (all of the process's threads) next to the wall clock: on a shared machine the
+    # wall clock also counts the time other work held the cores
+    return {
+        "conversations": len(chosen),
+        "messages": messages,
+        "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu, 2),
+    }

@@ -15,13 +15,11 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._renamed import RenamedWarning
 from ..errors import RecallwiseError, UsageError
-
-if TYPE_CHECKING:
-    from tqdm import tqdm
+from ..ranges import OptionRange, flag_type
 
 __all__ = ["add_command", "emit_json", "fail", "main", "report"]
 
@@ -123,19 +121,105 @@ def _one_line_warnings() -> None:
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:
-    """Progress bars go to stderr, only on a terminal and never with ``--json``."""
+    """A progress bar draws on stderr only on a terminal and never with ``--json``; elsewhere
+    :func:`progress_bar` writes a line a stage instead."""
     return not getattr(args, "json", False) and sys.stderr.isatty()
 
 
-def progress_bar(args: argparse.Namespace, total: int | None = None, **options: Any) -> tqdm:
-    """A progress bar on stderr, cleared when done, that draws only when :func:`progress_enabled`.
+def progress_bar(args: argparse.Namespace, total: int | None = None, **options: Any) -> Any:
+    """Progress on stderr: a bar, cleared when done, on a terminal (:func:`progress_enabled`);
+    otherwise (piped, logged, ``--json``) a benchmark (``recallwise bench ...``, the runs that take
+    minutes) writes a line a stage (:class:`StageLines`), so it is never minutes of silence, and
+    any other command writes nothing.
 
-    Use it as a context manager (it closes on the way out, on errors too). Without a terminal
-    it is tqdm's disabled bar, whose methods do nothing, so callers pass ``bar.update`` as is.
+    Use it as a context manager (it closes on the way out, on errors too). Both take ``update``,
+    ``set_postfix_str``, ``set_description``, ``reset``, ``refresh`` and ``total`` / ``n``, so
+    callers pass ``bar.update`` as is.
     """
+    if not progress_enabled(args):
+        if getattr(args, "command", None) != "bench":  # the long runs; others stay quiet when piped
+            from tqdm import tqdm
+
+            return tqdm(total=total, file=sys.stderr, disable=True)
+        return StageLines(
+            total, desc=str(options.get("desc") or "progress"), unit=str(options.get("unit") or "")
+        )
     from tqdm import tqdm
 
-    return tqdm(total=total, file=sys.stderr, leave=False, disable=not progress_enabled(args), **options)
+    return tqdm(total=total, file=sys.stderr, leave=False, **options)
+
+
+class StageLines:
+    """Progress as lines on stderr, for a stderr that is not a terminal: one when work starts, one
+    when its stage changes (``set_postfix_str`` / ``set_description``: a data set, a benchmark
+    stage), one each further tenth of ``total`` done, and one at the end with the time taken.
+    Nothing is written before the first step, so a command that fails first prints only its error."""
+
+    def __init__(self, total: int | None = None, *, desc: str = "progress", unit: str = "") -> None:
+        self.total, self.n, self.desc, self.unit = total, 0, desc, unit
+        self._stage = ""
+        self._tenths = 0
+        self._started: float | None = None
+
+    def __enter__(self) -> StageLines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _line(self, text: str) -> None:
+        sys.stderr.write(f"{self.desc}: {text}\n")
+        sys.stderr.flush()
+
+    def _start(self) -> None:
+        if self._started is None:
+            import time
+
+            self._started = time.monotonic()
+            of = f" of {self.total} {self.unit}".rstrip() if self.total else ""
+            self._line(f"started{of}")
+
+    def _count(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.n}/{self.total}{unit}" if self.total else f"{self.n}{unit}"
+
+    def update(self, n: float = 1) -> None:
+        self._start()
+        self.n += int(n)
+        self._tenth()
+
+    def refresh(self) -> None:
+        self._start()
+        self._tenth()
+
+    def _tenth(self) -> None:
+        if self.total:
+            tenths = min(10, self.n * 10 // self.total)
+            if tenths > self._tenths and tenths < 10:
+                self._tenths = tenths
+                self._line(f"{tenths * 10}% ({self._count()})")
+
+    def set_postfix_str(self, stage: str = "", refresh: bool = True) -> None:
+        self._stage_is(stage)
+
+    def set_description(self, stage: str | None = None, refresh: bool = True) -> None:
+        self._stage_is(stage or "")
+
+    def _stage_is(self, stage: str) -> None:
+        self._start()
+        if stage and stage != self._stage:
+            self._stage = stage
+            self._line(f"{stage} ({self._count()})")
+
+    def reset(self, total: int | None = None) -> None:
+        self.total, self.n, self._tenths = total, 0, 0
+
+    def close(self) -> None:
+        if self._started is not None:
+            import time
+
+            self._line(f"done: {self._count()} in {time.monotonic() - self._started:.1f} s")
+            self._started = None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="recallwise",
         description="Decide what an AI agent should remember right now: "
         "gate, route and judge memory retrieval.",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"recallwise {__version__}")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -154,7 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
         if group is not None:
             if group not in groups:
                 summary, description = _help(GROUPS[group])
-                group_parser = top.add_parser(group, help=summary, description=description or summary)
+                group_parser = top.add_parser(
+                    group, help=summary, description=description or summary, allow_abbrev=False
+                )
                 groups[group] = group_parser.add_subparsers(dest=f"{group}_command", metavar="COMMAND")
                 group_parser.set_defaults(func=_group_help(group_parser))
             target = groups[group]
@@ -185,10 +272,27 @@ def add_command(
     ``--help`` shows (white space folded, as argparse folds it when it prints them).
     """
     summary, description = _help(add_arguments.__doc__ or "")
-    parser = subparsers.add_parser(name, help=summary, description=description)
+    # allow_abbrev=False: a mistyped flag is an error naming it, never taken for the flag it
+    # begins (``serve --stor`` is not ``--store``)
+    parser = subparsers.add_parser(name, help=summary, description=description, allow_abbrev=False)
     add_arguments(parser)
+    checked_numbers(parser)
     parser.set_defaults(func=run)
     return parser
+
+
+#: the range a numeric flag that declares none gets: a finite number, not negative
+_NUMBER = {int: OptionRange(int, 0), float: OptionRange(float, 0.0)}
+
+
+def checked_numbers(parser: argparse.ArgumentParser) -> None:
+    """Give every ``type=int`` / ``type=float`` flag of ``parser`` the one range check
+    (:func:`recallwise.ranges.flag_type`): a finite number >= 0. A flag with its own range declares
+    it with ``flag_type`` (``--port``: 0-65535), which this leaves alone; either way a bad value is
+    argparse's usage error (exit 2) naming the flag, the value and the range."""
+    for action in parser._actions:
+        if action.type in _NUMBER and action.option_strings:
+            action.type = flag_type(_NUMBER[action.type], action.option_strings[-1])
 
 
 def _group_help(parser: argparse.ArgumentParser) -> Any:
@@ -210,6 +314,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    if getattr(args, "store_required", False) and args.store is None:  # cli.common.add_store
+        command = " ".join(
+            str(getattr(args, k)) for k in ("command", "bench_command") if getattr(args, k, None)
+        )
+        return fail(
+            f"{command}: give --store URL (e.g. --store sqlite:///memory.db) or set RECALLWISE_STORE; "
+            "only `recallwise demo` has a default store, the demo's own"
+        )
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:

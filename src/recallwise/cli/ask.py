@@ -7,8 +7,13 @@
 
 Questions are named ``noul_0``, ``choice_0``, ``score_0`` ... in the order given. With
 ``--json`` the one object printed holds ``answers`` (systemone-shaped), ``backend``,
-``model``, ``latency_ms``, ``warnings`` and ``usage`` (this call: ``calls`` and, where the backend
-reports them, tokens, requests and cost), the same keys for every backend.
+``model``, ``latency_ms``, ``warnings``, ``reads_wording`` and ``usage`` (this call: ``calls``
+and, where the backend reports them, tokens, requests and cost), the same keys for every backend.
+
+A backend that cannot read a question's wording (the embedded decider compares the state with the
+question's text and options by similarity: "Does answering need the user's memory?" is not a
+question it can answer) is refused with one line naming the backends that can; ``--similarity``
+asks it anyway, and every answer is then marked as a similarity, not an answer to the wording.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ import argparse
 import time
 from typing import Any
 
-from ..deciders import as_decider, make_decider
+from ..deciders import as_decider, available_deciders, make_decider
 from ..deciders.questions import ChoiceAnswer, Question, ScoreAnswer, validate_request
 from ..deciders.wire import answers_to_wire
 from ..errors import UsageError
+from ..ranges import OptionRange, flag_type
 from . import emit_json
 from .common import add_decider, add_json
 
@@ -61,11 +67,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a score question (repeatable; default none)",
     )
     parser.add_argument(
+        "--similarity",
+        action="store_true",
+        help="with a backend that cannot read wording (embedded): answer anyway, each answer marked as "
+        "the state's similarity to the question's text and options (default: refused, naming the "
+        "backends that read wording)",
+    )
+    parser.add_argument(
         "--model", default=None, help="model name for backends that take one (default: the backend's default)"
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=flag_type(OptionRange(float, 0.0, what="seconds"), "--timeout"),
         default=None,
         help="total timeout in seconds (HTTP backends; default: the backend's, e.g. 10 for systemone)",
     )
@@ -146,9 +159,27 @@ def _value(text: str) -> Any:
     return text
 
 
+def readers_of_wording(but: str) -> list[str]:
+    """The registered backends that read a question's wording (all but ``but`` and the ones that
+    declare ``reads_wording=False``, as far as they can be told without loading them)."""
+    from ..deciders.embedded import EmbeddedDecider
+
+    cannot = {EmbeddedDecider.name} if not EmbeddedDecider.capabilities.reads_wording else set()
+    return [name for name in available_deciders() if name != but and name not in cannot]
+
+
 def run(args: argparse.Namespace) -> int:
     questions = build_questions(args)  # bad questions fail before a backend is built
     decider = as_decider(make_decider(args.decider, **_options(args)))
+    reads_wording = decider.capabilities.reads_wording
+    if not reads_wording and not args.similarity:
+        decider.close()
+        raise UsageError(
+            f"the {decider.name} decider cannot read a question's wording (it scores the state's similarity "
+            "to the question's text and options, whatever they ask); ask a backend that reads it "
+            f"(--decider {' | '.join(readers_of_wording(decider.name))}), or add --similarity for "
+            "answers marked as similarities"
+        )
     started = time.perf_counter()
     try:
         decision = decider.decide(args.state, questions)
@@ -163,6 +194,8 @@ def run(args: argparse.Namespace) -> int:
         "latency_ms": round(latency_ms, 3),
         "answers": answers_to_wire(answers),
         "warnings": warnings,
+        # False: the answers are similarities to the questions' text, not answers to their wording
+        "reads_wording": reads_wording,
         "usage": {"calls": 1, **decision.usage},  # this call: tokens, requests, cost where reported
     }
     if args.json:
@@ -171,19 +204,26 @@ def run(args: argparse.Namespace) -> int:
     for message in warnings:
         print(f"warning: {message}")
     print(f"{payload['backend']} ({latency_ms:.1f} ms)")
+    if not reads_wording:
+        print(
+            f"SIMILARITY, NOT ANSWERS: {decider.name} does not read the questions' wording; each figure "
+            "is how close the state is to the question's text (noul) or to each option (choice, score)"
+        )
+    kind = "" if reads_wording else " [similarity]"
     for name, answer in answers.items():
         question = questions[name]
         if isinstance(answer, ChoiceAnswer):
-            print(f"{name} -> {answer.choice} (confidence {answer.confidence:.3f})   {question.instructions}")
+            confidence = f"(confidence {answer.confidence:.3f}){kind}"
+            print(f"{name} -> {answer.choice} {confidence}   {question.instructions}")
             for option, p in sorted(answer.probabilities.items(), key=lambda kv: -kv[1]):
                 print(f"    {option:<24} {p:.3f}")
         elif isinstance(answer, ScoreAnswer):
             print(
                 f"{name} -> level {answer.score}: {question.options[answer.score]} "
-                f"(confidence {answer.confidence:.3f})   {question.instructions}"
+                f"(confidence {answer.confidence:.3f}){kind}   {question.instructions}"
             )
             for i, (level, p) in enumerate(zip(question.options, answer.probabilities, strict=True)):
                 print(f"    {i}: {level:<21} {p:.3f}")
         else:
-            print(f"{name} = {answer:.3f}   {question.instructions}")
+            print(f"{name} = {answer:.3f}{kind}   {question.instructions}")
     return 0

@@ -22,7 +22,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (default %(default)s)")
     parser.add_argument("--turns", type=int, default=20, help="turns per session (default %(default)s)")
-    parser.add_argument("--replicas", type=int, default=1, help="server processes (default %(default)s)")
+    parser.add_argument(
+        "--replicas", type=int, default=1, help="servers, each on its own port (default %(default)s)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes of each server (recallwise serve --workers; default %(default)s)",
+    )
     parser.add_argument(
         "--store",
         metavar="URL",
@@ -42,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
     if args.write_every < 1:
         raise UsageError("--write-every must be at least 1")
     with progress_bar(args, args.sessions * args.turns, desc="turns", unit="turn") as bar:
-        flags = flag_values(args, "sessions", "turns", "replicas", "store", "write_every", "max_batch")
+        flags = flag_values(
+            args, "sessions", "turns", "replicas", "workers", "store", "write_every", "max_batch"
+        )
         result = bench_serve(**flags, progress=bar.update)
     return report(args, result, _print_text)
 
@@ -55,7 +65,8 @@ def _print_text(result: dict[str, Any]) -> None:
     """The result as text: throughput and latency over HTTP and in process, the ceiling, the losses."""
     http, inproc, ceiling = result["http"], result["in_process"], result["ceiling"]
     print(
-        f"{result['replicas']} replica(s) over {result['store']}: {result['sessions']} sessions x "
+        f"{result['replicas']} replica(s) of {result['workers_per_replica']} worker(s) over "
+        f"{result['store']}: {result['sessions']} sessions x "
         f"{result['turns_per_session']} turns, {result['tenants']} tenants\n"
         f"  HTTP          {http['turns_per_s']:.1f} turns/s, p50 {http['p50_ms']:.1f} / "
         f"p95 {http['p95_ms']:.1f} / p99 {http['p99_ms']:.1f} ms, errors {http['errors']}\n"

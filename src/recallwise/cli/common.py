@@ -16,22 +16,107 @@ from ..stores import MemoryStore, open_store
 if TYPE_CHECKING:
     from ..serve.runner import Settings
 
-DEFAULT_STORE = "sqlite:///recallwise-demo.db"
+#: The demo's own store: ``recallwise demo`` alone writes it by default. Every other command that
+#: opens a store needs ``--store`` (or ``RECALLWISE_STORE``): a user's conversations must never land in
+#: the demo store because a flag was left out.
+DEMO_STORE = "sqlite:///recallwise-demo.db"
+STORE_ENV = "RECALLWISE_STORE"
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
 
 
-def add_store(parser: argparse.ArgumentParser, default: str | None = DEFAULT_STORE) -> None:
+def add_store(parser: argparse.ArgumentParser, *, demo: bool = False) -> None:
+    """``--store URL``: required unless ``RECALLWISE_STORE`` names one; ``demo=True`` (the demo
+    command alone) defaults to the demo store."""
+    env = os.environ.get(STORE_ENV, "").strip() or None
+    default = env or (DEMO_STORE if demo else None)
+    if env is not None:
+        given = f"default: ${STORE_ENV}"
+    elif demo:
+        given = f"default {DEMO_STORE}, the demo's own store"
+    else:
+        given = f"no default: required, or set {STORE_ENV}"
+    # Not argparse's required=: its error would come before the one naming a mistyped flag
+    # (``serve --stor URL`` must say "unrecognized arguments: --stor"); main() asks for it instead.
     parser.add_argument(
         "--store",
-        default=os.environ.get("RECALLWISE_STORE", default),
+        default=default,
         metavar="URL",
-        # never %(default)s: the default may come from RECALLWISE_STORE, whose URL may hold a password
-        help="store URL: sqlite:///path.db, postgresql://..., agentcore://ID?region=... (default: "
-        f"$RECALLWISE_STORE when set, else {default or 'none'})",
+        # never the URL RECALLWISE_STORE holds: it may carry a password
+        help=f"store URL: sqlite:///path.db, postgresql://..., agentcore://ID?region=... ({given})",
     )
+    parser.set_defaults(store_required=True)
+
+
+def add_create(parser: argparse.ArgumentParser) -> None:
+    """``--create``: a server may make a new, empty SQLite store where none is (:func:`new_store_note`)."""
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="make a new, empty store when a sqlite:/// --store file does not exist, even when another "
+        "store beside it has a name that close (default: a missing file is created and said so, unless "
+        "its name is a near miss of a store beside it: a typo, refused)",
+    )
+
+
+def missing_sqlite_file(url: str) -> str | None:
+    """The path of the SQLite file ``url`` names when that file does not exist (None: it exists, it is
+    in memory, or ``url`` is not a SQLite URL)."""
+    if not isinstance(url, str) or not url.lower().startswith("sqlite:///"):
+        return None
+    path = url[len("sqlite:///") :].partition("?")[0]
+    if not path or path == ":memory:" or os.path.lexists(path):
+        return None
+    return path
+
+
+#: how alike a missing store's file name and one beside it must be to be taken for a typo of it
+#: (difflib's ratio: "memroy.db" and "memory.db" 0.89; "s2.db" and "s1.db" 0.80, two stores)
+NEAR_MISS = 0.85
+
+
+def _stores_beside(path: str) -> list[str]:
+    """The SQLite databases (by their header) in the folder of ``path``, by name."""
+    folder = os.path.dirname(path) or "."
+    found: list[str] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return found
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                if handle.read(16) == b"SQLite format 3\x00":
+                    found.append(name)
+        except OSError:
+            continue
+    return found
+
+
+def new_store_note(command: str, url: str, create: bool) -> str | None:
+    """The line a server (``serve``, ``mcp``) writes once it has made a new, empty SQLite store, or
+    None when the store ``url`` names exists (or is not a SQLite file).
+
+    A missing file is a new store, and the server says so. A name that is a near miss of a store
+    beside it (``memroy.db`` next to ``memory.db``) is taken for a typo and refused, a
+    :class:`UsageError` naming both, unless ``create`` (``--create``) says it is meant: serving an
+    empty store in place of the user's would look like a memory that forgot everything.
+    """
+    import difflib
+
+    path = missing_sqlite_file(url)
+    if path is None:
+        return None
+    name = os.path.basename(path)
+    near = difflib.get_close_matches(name, _stores_beside(path), n=1, cutoff=NEAR_MISS)
+    if near and not create:
+        raise UsageError(
+            f"no store at {path!r}, but there is {near[0]!r} beside it: a typo? Nothing was created; "
+            "give --create to make a new, empty store there"
+        )
+    return f"recallwise {command}: there was no store at {path!r}: created a new, empty one"
 
 
 def add_decider(parser: argparse.ArgumentParser, default: str = "embedded") -> None:

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Seed a fictional persona's memory (if the store has none) and run eight turns through the stock arm
     (always retrieve, keep all) and the gated arm.
     """
-    add_store(parser)
+    add_store(parser, demo=True)
     add_embedder(parser)
     add_decider(parser)
     add_via(parser)

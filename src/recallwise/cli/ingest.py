@@ -35,7 +35,15 @@ from ..policy.policy import message_text
 from ..records import Event, validate_id
 from ..stores.urls import redact_url
 from . import emit_json, progress_bar
-from .common import add_embedder, add_extractor, add_json, add_store, extractor_from_args, store_from_args
+from .common import (
+    add_embedder,
+    add_extractor,
+    add_json,
+    add_store,
+    extractor_from_args,
+    missing_sqlite_file,
+    store_from_args,
+)
 
 ROLES = ("user", "assistant", "tool", "system", "other")
 
@@ -165,7 +173,10 @@ def run(args: argparse.Namespace) -> int:
     if not events:
         # Nothing to load: the store is not opened, so a file of bad lines leaves nothing behind.
         return _nothing_loaded(args, path, actor, extractor.name, lines, errors, notes)
+    created = missing_sqlite_file(args.store)
     store = store_from_args(args)
+    if created is not None:  # ingest makes stores; it says when it made one
+        notes.append(f"created a new store at {created!r}")
     # Skip messages already loaded: re-running a file must not duplicate events or records.
     existing: dict[tuple[str, str, str], list[Event]] = {}
     for stored in store.list_events(actor) if events else []:

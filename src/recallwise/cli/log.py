@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..policy.log import DecisionLog, TurnFilter
+from ..ranges import OptionRange, flag_type
 from . import emit_json
 from .common import add_json, table
 
@@ -21,7 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     RECALLWISE_LOG=PATH): the gate's answer, what was kept and dropped, the errors.
     """
     parser.add_argument("path", metavar="LOG.db", help="the decision log file")
-    parser.add_argument("--last", type=int, default=20, help="how many turns (default %(default)s)")
+    parser.add_argument(
+        "--last",
+        type=flag_type(OptionRange(int, 1, what="turns"), "--last"),
+        default=20,
+        help="how many turns (default %(default)s)",
+    )
     parser.add_argument("--actor", help="only this actor's turns (default: every actor)")
     parser.add_argument("--session", help="only this session's turns (default: every session)")
     parser.add_argument(
@@ -35,20 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.last < 1:
-        raise UsageError("--last must be at least 1")
     if not Path(args.path).is_file():
         raise UsageError(f"no decision log at {args.path!r}")
     with DecisionLog(args.path) as log:
         if args.labels:
             labelled = log.labelled_turns(TurnFilter(actor_id=args.actor, session_id=args.session))
-            return _print_labels([t.labelled() for t in labelled], as_object=args.json)
+            return _print_labels(args, [t.labelled() for t in labelled])
         turns = log.turns(last=args.last, actor_id=args.actor, session_id=args.session)
     if args.json:
         emit_json({"log": args.path, "turns": [t.as_dict() for t in turns]})
         return 0
     if not turns:
-        print(f"no turns in {args.path}")
+        print(f"no turns in {args.path}{_filters(args)}")
         return 0
     rows = []
     for t in turns:
@@ -64,12 +68,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_labels(labels: list[dict], *, as_object: bool) -> int:
-    if as_object:
+def _filters(args: argparse.Namespace) -> str:
+    """The filters a listing used, in words (`` for actor 'nobody'``), so an empty listing says which."""
+    given = [(what, value) for what, value in (("actor", args.actor), ("session", args.session)) if value]
+    return (" for " + " and ".join(f"{what} {value!r}" for what, value in given)) if given else ""
+
+
+def _print_labels(args: argparse.Namespace, labels: list[dict]) -> int:
+    if args.json:
         emit_json({"labels": labels})
     else:
         if not labels:
-            sys.stderr.write("no labelled turns\n")
+            sys.stderr.write(f"no labelled turns{_filters(args)}\n")
         for labelled in labels:
             sys.stdout.write(json.dumps(labelled, ensure_ascii=False) + "\n")
     return 0

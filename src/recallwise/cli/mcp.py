@@ -7,8 +7,11 @@ import sys
 
 from ..errors import UsageError
 from ..extras import require_extra
+from ..ranges import OptionRange, flag_type
 from ..stores.urls import redact_url
-from .common import add_decider, add_embedder, add_store, service_settings
+from .common import add_create, add_decider, add_embedder, add_store, new_store_note, service_settings
+
+_COUNT = OptionRange(int, 1)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,17 +22,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     /mcp on `recallwise serve`.
     """
     add_store(parser)
+    add_create(parser)
     parser.add_argument("--actor", required=True, metavar="ID", help="whose memory the tools read and write")
     add_decider(parser)
     add_embedder(parser)
     parser.add_argument(
         "--mcp-token-budget",
-        type=int,
+        type=flag_type(_COUNT, "--mcp-token-budget"),
         default=None,
         metavar="N",
         help="most context tokens one recall returns (default 400)",
     )
-    parser.add_argument("--max-message-chars", type=int, default=16_000, help="default %(default)s")
+    parser.add_argument(
+        "--max-message-chars",
+        type=flag_type(_COUNT, "--max-message-chars"),
+        default=16_000,
+        help="default %(default)s",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
     settings = service_settings(
         args, limits={"max_message_chars": args.max_message_chars}, batch_embeddings=False
     )
+    created = new_store_note("mcp", args.store, args.create)  # a typo of a store is refused here
     service = build_service(settings)
+    if created is not None:
+        sys.stderr.write(created + "\n")
     try:
         server = build_mcp_server(service, actor_id=actor, token_budget=budget)
         sys.stderr.write(f"recallwise mcp: stdio over {redact_url(args.store)} for actor {actor!r}\n")

@@ -9,12 +9,10 @@ import argparse
 from typing import Any
 
 from ..errors import UsageError
-from ..records import resolve_namespace, validate_id
+from ..records import DEFAULT_NAMESPACES, resolve_namespace, validate_id
 from ..stores.base import SearchRequest
 from . import report
 from .common import add_embedder, add_json, add_store, existing_store_from_args
-
-DEFAULT_NAMESPACES = ["/facts/{actorId}", "/preferences/{actorId}"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         dest="namespaces",
         metavar="TEMPLATE",
-        help="namespace template, repeatable (default: /facts/{actorId}, /preferences/{actorId})",
+        help=f"namespace template, repeatable (default: {', '.join(DEFAULT_NAMESPACES)})",
     )
     add_json(parser)
 

@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import UsageError
 from ..extras import require_extra
+from ..ranges import OptionRange, flag_type
+from ..records import DEFAULT_NAMESPACES
 from ..stores.urls import redact_url
 from . import emit_json
-from .common import add_decider, add_embedder, add_json, add_store, flag_values, service_settings
+from .common import (
+    add_create,
+    add_decider,
+    add_embedder,
+    add_json,
+    add_store,
+    flag_values,
+    new_store_note,
+    service_settings,
+)
+
+_PORT = OptionRange(int, 0, 65535, what="a TCP port")
+_COUNT = OptionRange(int, 1)
+_SECONDS = OptionRange(float, 0.0, what="seconds")
 
 #: the flags that are the service's settings of the same name (its HTTP side, its /mcp mount), and its
 #: limits
@@ -47,8 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     user.
     """
     add_store(parser)
+    add_create(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
-    parser.add_argument("--port", type=int, default=8080, help="TCP port (default %(default)s)")
+    parser.add_argument(
+        "--port", type=flag_type(_PORT, "--port"), default=8080, help="TCP port (default %(default)s)"
+    )
     parser.add_argument(
         "--keys",
         metavar="FILE",
@@ -56,7 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default none: loopback, one local user)",
     )
     parser.add_argument(
-        "--workers", type=int, default=1, help="worker processes, each a replica (default %(default)s)"
+        "--workers",
+        type=flag_type(_COUNT, "--workers"),
+        default=1,
+        help="worker processes, each a replica (default %(default)s)",
     )
     add_decider(parser)
     add_embedder(parser)
@@ -64,69 +86,77 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--namespace",
         action="append",
         metavar="TEMPLATE[=DESCRIPTION]",
-        help="a namespace template searched by default (repeat; default /facts/{actorId} and "
-        "/preferences/{actorId})",
+        help="a namespace template searched by default (repeat; default every namespace the write path "
+        f"writes: {', '.join(DEFAULT_NAMESPACES)})",
     )
-    parser.add_argument("--max-body-bytes", type=int, default=1_000_000, help="default %(default)s")
+    parser.add_argument(
+        "--max-body-bytes",
+        type=flag_type(_COUNT, "--max-body-bytes"),
+        default=1_000_000,
+        help="default %(default)s",
+    )
     parser.add_argument(
         "--max-message-chars",
-        type=int,
+        type=flag_type(_COUNT, "--max-message-chars"),
         default=16_000,
         help="most characters of one text: a message, a record, a query (default %(default)s)",
     )
     parser.add_argument(
         "--max-extract-chars",
-        type=int,
+        type=flag_type(_COUNT, "--max-extract-chars"),
         default=32_000,
         help="most characters one POST /v1/events extracts memories from, all its messages together "
         "(default %(default)s; past it: 413, nothing stored)",
     )
     parser.add_argument(
         "--max-extract-memories",
-        type=int,
+        type=flag_type(_COUNT, "--max-extract-memories"),
         default=200,
         help="most statements one POST /v1/events may extract, each embedded and consolidated "
         "(default %(default)s; past it: 413, nothing stored)",
     )
     parser.add_argument(
         "--body-timeout-s",
-        type=float,
+        type=flag_type(_SECONDS, "--body-timeout-s"),
         default=10.0,
         help="seconds a request's body may take to arrive (default %(default)s; past it: 408)",
     )
     parser.add_argument(
         "--max-refit-labels",
-        type=int,
+        type=flag_type(_COUNT, "--max-refit-labels"),
         default=2000,
         help="most labelled turns one refit preview reads (default %(default)s; past it: 413)",
     )
     parser.add_argument(
         "--refit-timeout-s",
-        type=float,
+        type=flag_type(_SECONDS, "--refit-timeout-s"),
         default=120.0,
         help="seconds one refit preview may run (default %(default)s; past it: stopped, 503)",
     )
     parser.add_argument(
         "--refit-workers",
-        type=int,
+        type=flag_type(_COUNT, "--refit-workers"),
         default=1,
         help="refit previews run at once per process, tenants taking turns (default %(default)s)",
     )
     parser.add_argument(
         "--max-refits-per-tenant",
-        type=int,
+        type=flag_type(_COUNT, "--max-refits-per-tenant"),
         default=2,
         help="refit previews of one tenant waiting or running at once (default %(default)s; past it: 429)",
     )
     parser.add_argument(
-        "--max-batch", type=int, default=16, help="most texts per embedding batch (default 16)"
+        "--max-batch",
+        type=flag_type(_COUNT, "--max-batch"),
+        default=16,
+        help="most texts per embedding batch (default 16)",
     )
     parser.add_argument(
         "--no-batching", action="store_true", help="embed each turn on its own (default: batched)"
     )
     parser.add_argument(
         "--mcp-token-budget",
-        type=int,
+        type=flag_type(_COUNT, "--mcp-token-budget"),
         default=None,
         metavar="N",
         help="most context tokens one MCP recall at /mcp returns (default 400)",
@@ -155,7 +185,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--log-retention-days",
-        type=float,
+        type=flag_type(OptionRange(float, 0.0, what="days"), "--log-retention-days"),
         default=None,
         metavar="DAYS",
         help="delete logged turns (and their labels) older than DAYS, at start and hourly (default: keep)",
@@ -193,8 +223,12 @@ def run(args: argparse.Namespace) -> int:
     namespaces = _namespaces(args.namespace)
     if namespaces is not None:
         settings.namespaces = namespaces
+    settings.check()  # what cannot work is refused before a store is made
+    created = new_store_note("serve", args.store, args.create)  # a typo of a store is refused here
 
     def ready(url: str, access: str) -> None:
+        if created is not None:  # the store is made by now: say so
+            sys.stderr.write(created + "\n")
         if args.json:
             emit_json(
                 {
@@ -202,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
                     "store": redact_url(settings.store),
                     "access": access,
                     "workers": settings.workers,
+                    "created": created is not None,
                 }
             )
 

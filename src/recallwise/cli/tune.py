@@ -275,7 +275,8 @@ def finish(args: argparse.Namespace, result: TuneResult, decider: Decider) -> in
         write_config(args.write_config, result.backend, fitted)
         written = ", ".join(f"{role} = {f.value:.4f}" for role, f in fitted.items())
         notes.append(f"config: {args.write_config} ({result.backend}: {written})")
-    return report(args, result.json(), lambda _: _print(result, notes, _reads_wording(decider)), notes)
+    keep = _policy_keep_rule(decider) if result.kind != "gate" else ""
+    return report(args, result.json(), lambda _: _print(result, notes, _reads_wording(decider), keep), notes)
 
 
 _GATE_COLUMNS = [
@@ -306,7 +307,21 @@ def _cell(value: float | None) -> str:
     return "—" if value is None else f"{value:+.2f}" if value < 0 else f"{value:.2f}"
 
 
-def _print(result: TuneResult, notes: list[str], reads_wording: bool = True) -> None:
+def _policy_keep_rule(decider: Any) -> str:
+    """The keep rule a default policy with ``decider`` applies, in words, from the thresholds it
+    resolves (policy.thresholds: its learned head's operating point, ``RECALLWISE_CONFIG``'s fit, or
+    the backend's default), so the line printed is the policy's, not the one this command fits."""
+    from ..policy.thresholds import Thresholds
+
+    backend = str(getattr(decider, "name", type(decider).__name__))
+    head = getattr(decider, "head_thresholds", None)
+    values = Thresholds.resolve(backend, {}, [config_from_env()], head() if callable(head) else None).values
+    rule = f"p x the turn's need for memory >= {values['judge']:.3g} (keep_by_gate)"
+    relative = values.get("judge_relative", 1.0)
+    return rule + (f" and p >= best - {relative:.3g}" if relative < 1.0 else "; no relative rule")
+
+
+def _print(result: TuneResult, notes: list[str], reads_wording: bool = True, keep: str = "") -> None:
     gate = result.kind == "gate"
     columns = _GATE_COLUMNS if gate else _VALIDATOR_COLUMNS
     unit = "utterances" if gate else f"judged pairs over {len(result.candidates[0].queries)} queries"
@@ -325,11 +340,13 @@ def _print(result: TuneResult, notes: list[str], reads_wording: bool = True) -> 
     print(f"* default wording; configured threshold from {default.configured_source}")
     if best is not None:
         print(f"best wording: {best.name}")
+    if keep:
+        print(f"the default policy keeps a record when {keep}")
     if default.keep_rule is not None:
         accuracy, threshold, delta = default.keep_rule
         print(
-            f"{default.name}, the policy's keep rule (p >= t and p >= best - d) fitted jointly: "
-            f"t = {threshold:.3f}, d = {delta:.3f}, pooled accuracy {accuracy:.0%}"
+            f"{default.name}, fitted here for keep='both' (p >= t and p >= best - d; what --write-config "
+            f"writes): t = {threshold:.3f}, d = {delta:.3f}, pooled accuracy {accuracy:.0%}"
         )
     for line in _echo_notes(result, reads_wording):
         print(line)

@@ -111,6 +111,9 @@ class EmbeddedParams:
 
 #: embedders trained on English only: with one of these, non-English text goes to the multilingual model
 ENGLISH_ONLY_EMBEDDERS = frozenset({"minilm-l6", "paraphrase-minilm-l3"})
+#: question-text matrices :meth:`EmbeddedDecider._vectors` keeps (a few per policy; a client of the
+#: system-one route may send any number of questions)
+_STACKED_MAX = 256
 Space = Literal["primary", "multilingual"]
 
 
@@ -207,6 +210,7 @@ class EmbeddedDecider(BaseDecider):
                 params = params.for_multilingual()
         self.params = params
         self._cache: dict[str, np.ndarray] = {}
+        self._stacked: dict[tuple[str, ...], np.ndarray] = {}
         self._lock = threading.Lock()
         self._bank: np.ndarray | None = None
         self._domains: tuple[np.ndarray, np.ndarray] | None = None
@@ -275,7 +279,7 @@ class EmbeddedDecider(BaseDecider):
         self, heads: dict[str, Head | None], params: EmbeddedParams, multilingual: EmbeddedDecider | None
     ) -> EmbeddedDecider:
         other = EmbeddedDecider(self._embedder, params, multilingual=self._multilingual_choice, heads=heads)
-        other._cache, other._lock = self._cache, self._lock
+        other._cache, other._stacked, other._lock = self._cache, self._stacked, self._lock
         other._ml_vectors, other._record_terms = self._ml_vectors, self._record_terms
         other._bank, other._domains, other._shipped_loaded = self._bank, self._domains, self._shipped_loaded
         other._multilingual = multilingual
@@ -426,13 +430,25 @@ class EmbeddedDecider(BaseDecider):
                     cache[text] = vector
 
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of question texts, cached for the life of the decider."""
+        """Embeddings of question texts (one read-only matrix, a row each), cached for the life of
+        the decider: the vectors by text, and the matrix by the texts asked together (a question's
+        examples and options are asked every turn; stacking them anew cost more than the gate's
+        arithmetic, measured under ``bench serve``)."""
+        key = tuple(texts)
+        stacked = self._stacked.get(key)
+        if stacked is not None:
+            return stacked
         if not self._shipped_loaded:
             self._load_shipped_vectors()
         self._embed_missing(self._cache, self.embedder, texts)
         if not texts:
             return np.zeros((0, self.embedder.dimension), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        stacked = np.stack([self._cache[t] for t in texts])
+        stacked.flags.writeable = False  # shared by every turn: a caller changing it would be a bug
+        if len(self._stacked) >= _STACKED_MAX:  # questions sent over the wire are not bounded
+            self._stacked.clear()
+        self._stacked[key] = stacked
+        return stacked
 
     def _generic_bank(self) -> np.ndarray:
         if self._bank is None:

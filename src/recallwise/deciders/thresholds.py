@@ -21,9 +21,8 @@ class Threshold:
 
 
 _UNMEASURED = "no measurement for this backend yet; run `recallwise tune` on your data"
-#: The route's share a namespace needs to be searched, for every backend: never measured (no
-#: labelled routing set exists yet), so a policy that routes lists it as unmeasured.
-ROUTE_DEFAULT = 0.25
+# No backend has a route threshold: no labelled routing set exists, so the route is off unless a
+# threshold is given or fitted (policy.thresholds: an opt-in role, as gate_named and follow_up).
 
 DEFAULT_THRESHOLDS: dict[str, dict[str, Threshold]] = {
     "embedded": {
@@ -103,4 +102,4 @@ def default_threshold(backend: str, role: str, fallback: float = 0.5) -> Thresho
     table = DEFAULT_THRESHOLDS.get(backend, {})
     if role in table:
         return table[role]
-    return Threshold(ROUTE_DEFAULT if role == "route" else fallback, False, _UNMEASURED)
+    return Threshold(fallback, False, _UNMEASURED)

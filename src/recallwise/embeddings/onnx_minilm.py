@@ -23,7 +23,11 @@ import numpy as np
 
 from ..errors import UsageError
 from ..extras import needs_extra
+from ..ranges import OptionRange, env_option
 from ..text import clean_text
+
+#: RECALLWISE_ONNX_THREADS: onnxruntime's intra-op threads (0: its default, one per core)
+_THREADS = OptionRange(int, 0, what="threads; 0: onnxruntime's default")
 
 _VOCAB = Path(__file__).with_name("bert-base-uncased-vocab.txt")
 _BATCH = 32
@@ -105,7 +109,7 @@ class OnnxSentenceEmbedder:
             # onnxruntime's default (one intra-op thread per core) measured fastest here for a
             # single short query (3.8 ms vs 5.6 ms on one thread, 2 cores); override with
             # RECALLWISE_ONNX_THREADS when many turns run concurrently.
-            threads = self.threads or int(os.environ.get("RECALLWISE_ONNX_THREADS", "0"))
+            threads = self.threads or env_option("RECALLWISE_ONNX_THREADS", _THREADS, 0)
             if threads:
                 options.intra_op_num_threads = threads
             # A server runs Python on the same cores between batches: onnxruntime's idle threads

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import RecallwiseError
-from ..records import Event
+from ..records import FACTS_NAMESPACE, PREFERENCES_NAMESPACE, Event
 
 __all__ = [
     "DEFAULT_STRATEGIES",
@@ -54,8 +54,8 @@ class Strategy:
 
 #: AgentCore's two built-in long-term strategies with the namespaces the demo and README use.
 DEFAULT_STRATEGIES: tuple[Strategy, ...] = (
-    Strategy(SEMANTIC, "/facts/{actorId}"),
-    Strategy(PREFERENCE, "/preferences/{actorId}"),
+    Strategy(SEMANTIC, FACTS_NAMESPACE),
+    Strategy(PREFERENCE, PREFERENCES_NAMESPACE),
 )
 
 

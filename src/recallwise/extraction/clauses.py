@@ -17,7 +17,7 @@ from typing import Literal
 
 import sentencex
 
-__all__ = ["Clause", "clauses", "normalise", "sentences", "strip_discourse"]
+__all__ = ["TIME", "Clause", "clauses", "normalise", "sentences", "strip_discourse"]
 
 ClauseKind = Literal["main", "aside"]
 
@@ -114,6 +114,20 @@ _QUESTION_START = re.compile(
 )
 
 
+_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
+#: a time said before a statement ("Last summer, we ..."): the rewrite moves it after the predicate
+TIME = (
+    r"(?:last|this past|the past) (?:summer|winter|spring|autumn|fall|year|month|christmas|easter|"
+    r"semester|term|holidays?)|(?:back )?in (?:19|20)\d\d|in (?:" + _MONTHS + r")(?: (?:19|20)\d\d)?|"
+    r"back in the day|(?:a|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|many|"
+    r"\d+) (?:days|weeks|months|years|decades) ago|a (?:year|month|decade) ago|years ago|long ago|"
+    r"when (?:I|we) (?:was|were) (?:a kid|little|young|younger|a child|a teenager|in (?:school|college|"
+    r"high school|university)|\d+)|growing up|over the summer|during (?:the pandemic|covid|lockdown|"
+    r"college|university|high school)"
+)
+# what is said before a statement and belongs to it ("As a teacher, I ...", "Last summer, we ..."):
+# no clause ends after it
+_LEAD_ONLY = re.compile(rf"^(?:(?:as|being) an? [\w' -]{{1,30}}|{TIME})$", re.IGNORECASE)
 _INVERTED_SLOT = re.compile(r"^[^,]{1,60}?\b(?:is|are) my\b", re.IGNORECASE)
 _SHARED_SUBJECT = re.compile(r"^\s*(?:me|my|our|both)\b(?:\s+\S+){0,2}\s*$", re.IGNORECASE)
 
@@ -141,6 +155,8 @@ def clauses(sentence: str) -> list[Clause]:
             left = part[start : match.start()]
             if _SHARED_SUBJECT.match(left) and match.group(0).strip().lower() == "and":
                 continue  # "My partner and I are saving ...": one subject, not two clauses
+            if _LEAD_ONLY.match(strip_discourse(left)) and match.group(0).strip() == ",":
+                continue  # "As a teacher, I have summers off": the lead is part of the statement
             joiner = re.sub(r"[,;\s]+", " ", match.group(0)).strip().lower()
             # ", so ..." / ", but ..." start a clause of their own even without a first-person
             # subject ("..., so decaf is my go-to", "..., but a class might work")

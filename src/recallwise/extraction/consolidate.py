@@ -63,6 +63,8 @@ class ConsolidationResult:
     #: (old record, record that replaced it)
     updated: list[tuple[MemoryRecord, MemoryRecord]] = field(default_factory=list)
     unchanged: int = 0
+    #: the memories that added or changed a record (the others were in the store already)
+    written: list[ExtractedMemory] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -246,6 +248,7 @@ def _facts(
         else:
             store.add_records([record])
             result.added.append(record)
+        result.written.append(memory)
         existing.append(record)
 
 
@@ -327,6 +330,7 @@ def _preferences(
                 if category not in categories:
                     categories = [*categories, category]
             changed = True
+            result.written.append(memory)
         if not changed:
             continue
         sessions = sorted({m.session_id for m in group if m.session_id})

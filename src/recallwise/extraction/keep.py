@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from ..english import FUNCTION_WORDS, MOODS
 from .clauses import Clause
-from .person import Statement, clean
+from .person import Statement, clean, lemmas
 
-__all__ = ["Verdict", "is_preference", "judge"]
+__all__ = ["Verdict", "is_preference", "judge", "points_back"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ _OF_THE_MOMENT = re.compile(
     r"here|back|done|ready|curious|wondering|confused|lost|thinking|asking|kidding|joking|"
     r"afraid so|(?:down|in|game|all set|set)$|impressed|relieved|grateful|thankful|stoked|pumped|"
     r"worried|stressed|overwhelmed|tired|bored|busy|interested|intrigued|convinced|surprised|"
-    r"amazed|on it|with you|drowning|struggling|trying to decide)\b",
+    r"amazed|on it|with you|drowning|struggling|trying to decide|jealous|envious|hoping)\b",
     re.I,
 )
 # a mood becomes a lasting fact only with what it is about: "afraid of heights", "nervous around dogs"
@@ -98,6 +98,8 @@ _NOW = re.compile(
     r"last night|this weekend|later today|in a bit|in a minute|in a sec)\b",
     re.I,
 )
+# "hopes so", "has so many", "loves it too much": an answer to what was said before
+_ANSWER_BACK = re.compile(r"(?:\b(?:so|not)|\bso (?:many|much)|\bthe same)$", re.I)
 _POINTING = frozenset(
     ["that", "those", "these", "this", "it", "them", "one", "ones", "some", "there", "either"]
 )
@@ -149,8 +151,12 @@ def _content(statement: Statement) -> list[str]:
     return [w for w in words if w not in _FUNCTION and w not in _POINTING and not w.endswith("n't")]
 
 
-def judge(clause: Clause, statement: Statement | None) -> Verdict:
-    """Keep ``clause`` (rewritten as ``statement``) or drop it, with the reason."""
+def judge(clause: Clause, statement: Statement | None, *, explicit: bool = False) -> Verdict:
+    """Keep ``clause`` (rewritten as ``statement``) or drop it, with the reason.
+
+    ``explicit``: the user asked for it to be remembered ("remember that I ..."): kept unless it
+    asks something, speaks to the assistant or says nothing alone (a plan, a mood, "I'd like ..."
+    are kept: the user said to keep them)."""
     if clause.question:
         return Verdict(False, "question")
     if statement is None:
@@ -158,6 +164,8 @@ def judge(clause: Clause, statement: Statement | None) -> Verdict:
     text = clean(clause.text)
     if _SECOND_PERSON.search(text) or _TO_ASSISTANT.search(text):
         return Verdict(False, "to the assistant")
+    if explicit:
+        return KEEP if _content(statement) else Verdict(False, "says nothing alone")
     if _REQUEST.match(text):
         return Verdict(False, "request")
     if _PLAN.match(text) or (_OBLIGATION.match(text) and not is_preference(statement)):
@@ -169,6 +177,8 @@ def judge(clause: Clause, statement: Statement | None) -> Verdict:
     if _NOW.search(text):
         return Verdict(False, "of the moment")
     content = _content(statement)
+    if _ANSWER_BACK.search(statement.predicate):
+        return Verdict(False, "says nothing alone")
     pointing = any(w.strip(".,") in _POINTING for w in statement.predicate.lower().split())
     # "loves it here", "hasn't done it in a while": a verb and a pointer into the conversation
     if not content or (pointing and len(content) < 2 and statement.subject == "The user"):
@@ -178,6 +188,99 @@ def judge(clause: Clause, statement: Statement | None) -> Verdict:
     if not any(len(w) >= 3 or any(c.isdigit() for c in w) for w in content):
         return Verdict(False, "says nothing alone")
     return KEEP
+
+
+_POINTERS = frozenset(["it", "them", "they", "those", "these"])
+_ONES = frozenset(["one", "ones"])
+_BEFORE_NOUN = frozenset(
+    ["a", "an", "the", "my", "our", "their", "his", "her", "its", "some", "any", "many", "few", "several",
+     "of", "two", "three", "four", "five", "all", "both", "other", "each", "every", "no", "new", "old"]
+)  # fmt: skip
+_QUANTIFIERS = frozenset(
+    [
+        "any",
+        "all",
+        "some",
+        "none",
+        "many",
+        "much",
+        "few",
+        "each",
+        "both",
+        "either",
+        "neither",
+        "several",
+        "lot",
+    ]
+)
+_FIRST_PERSON_WORDS = frozenset(["i", "i'm", "i've", "i'd", "i'll", "me", "my", "we", "we're", "us", "our"])
+_NOT_POINTING_ONE = frozenset(
+    [
+        "no",
+        "every",
+        "any",
+        "each",
+        "only",
+        "same",
+        "last",
+        "first",
+        "next",
+        "another",
+        "which",
+        "that",
+        "this",
+    ]
+)
+# "tends to decline", "likes to": an infinitive whose object is in the conversation, not the clause
+_BARE_INFINITIVE = re.compile(
+    r"^(?:\w+ly\s+|always\s+|never\s+|often\s+)*(?:tends?|likes?|loves?|hates?|prefers?|tries|try|wants?|"
+    r"used|needs?|refuses?|chooses?|plans?|decided|agreed|forgot|has|had|gets?|got)\s+to\s+"
+    # only verbs whose object is what was said before ("likes to shop" says something alone)
+    r"(?:decline|accept|refuse|agree|join|avoid|skip|pass|attend|say|do|try|answer|respond|reply|comply|"
+    r"participate|forget|remember|bother|mind|go along|follow|stick to it|keep it|use it|have it)$",
+    re.I,
+)
+
+
+def _noun_at(words: list[str], index: int) -> bool:
+    word = words[index]
+    lower = word.lower()
+    if lower in _FUNCTION or lower in _POINTING or lower in _FIRST_PERSON_WORDS or lower in _QUANTIFIERS:
+        return False
+    if word[:1].isupper() and index > 0:
+        return True  # a name: "Kyoto", "Leo"
+    found = lemmas(lower)
+    if "NOUN" not in found:
+        return False
+    return "VERB" not in found or (index > 0 and words[index - 1].lower() in _BEFORE_NOUN)
+
+
+def points_back(statement: Statement, said: str) -> bool:
+    """Whether ``statement`` (rewritten from the user's words ``said``) leans on words outside it: a
+    pronoun the user said with no noun before it ("I find them uncomfortable", "I tend to avoid
+    fantasy-themed ones") or an infinitive with nothing after it ("I tend to decline").
+
+    Read in the user's own words, where "they" and "them" are never the user (the rewrite makes
+    "I" "they")."""
+    if _BARE_INFINITIVE.match(statement.predicate):
+        return True
+    words = re.findall(r"[A-Za-z0-9][\w'-]*", clean(said))
+    for index, word in enumerate(words):
+        lower = word.lower()
+        if lower in _POINTERS:
+            if index + 1 < len(words) and lower == "it" and words[index + 1].lower() in ("is", "was", "'s"):
+                continue  # a dummy subject: "it is worth it"
+            if not any(_noun_at(words, j) for j in range(index)):
+                return True
+        elif (
+            lower in _ONES
+            and index > 0
+            and not (index + 1 < len(words) and "NOUN" in lemmas(words[index + 1].lower()))
+            and words[index - 1].lower() not in _BEFORE_NOUN | _NOT_POINTING_ONE
+            and not any(_noun_at(words, j) for j in range(max(0, index - 2)))
+        ):
+            return True
+    return False
 
 
 _PREFERENCE = re.compile(

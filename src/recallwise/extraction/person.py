@@ -26,9 +26,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..english import MODALS
-from .clauses import strip_discourse
+from .clauses import TIME, strip_discourse
 
-__all__ = ["Statement", "is_base_verb", "rewrite", "swap_pronouns", "third_singular"]
+__all__ = [
+    "Statement",
+    "clean",
+    "is_base_verb",
+    "is_past",
+    "lemmas",
+    "reason_lead",
+    "rewrite",
+    "swap_pronouns",
+    "third_singular",
+]
 
 
 @dataclass(frozen=True)
@@ -171,7 +181,7 @@ _HEDGES = re.compile(
 )
 _TRAILING = re.compile(
     r"(?:,?\s+(?:please|right now|now|these days|nowadays|at the moment|lol|haha|lmao|though|anyway|anyways|"
-    r"honestly|tbh|for sure|I guess|I think|you know))+$",
+    r"honestly|tbh|for sure|I guess|I think|you know|too|as well|also))+$",
     re.IGNORECASE,
 )
 _YOUR_TURN = re.compile(r",?\s+(?:when|whenever|if|as) you\b[^,]*$", re.IGNORECASE)
@@ -179,6 +189,18 @@ _LEAD = re.compile(
     r"^(?P<lead>(?:as an? [\w' -]{1,30}?|being an? [\w' -]{1,30}?|at home|at work|on weekends|"
     r"in the (?:mornings?|evenings?)|these days|lately|recently|most days|every (?:morning|day|week|"
     r"weekend|summer|winter)|for (?:work|fun))),?\s+(?=(?:I|we)\b)",
+    re.IGNORECASE,
+)
+# a time said before the subject goes after the predicate: "Last summer we went to Kyoto" -> "The
+# user went to Kyoto last summer"
+_TIME_LEAD = re.compile(
+    rf"^(?P<time>{TIME}),?\s+(?=(?:I|I'm|I've|I'd|we|we're|we've|my|our)\b)", re.IGNORECASE
+)
+# "as someone who only buys secondhand clothes": a statement about the user said as a lead
+_AS_SOMEONE = re.compile(
+    r"^(?:as|being) (?:someone|somebody|a person|one|a guy|a girl|a woman|a man|a mom|a dad|a parent|"
+    r"an adult|a family) (?:who|that) (?P<predicate>.+)$|"
+    r"^(?:as|being) (?:someone|somebody|a person|one) with (?P<with>.+)$",
     re.IGNORECASE,
 )
 _POSSESSIVE_SLOT = re.compile(
@@ -253,6 +275,11 @@ def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
     return dict(getAllLemmas(word))
 
 
+def lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    """lemminflect's lemmas of ``word`` (lower case) by part of speech ("NOUN", "VERB", ...)."""
+    return _lemmas(word)
+
+
 def is_base_verb(word: str) -> bool:
     """Whether ``word`` (lower case) is an English verb's base form in lemminflect's dictionary."""
     return word in _lemmas(word).get("VERB", ())
@@ -264,6 +291,11 @@ def _is_past(word: str) -> bool:
 
     verbs = _lemmas(word).get("VERB", ()) + _lemmas(word).get("AUX", ())
     return any(word in getInflection(v, "VBD") + getInflection(v, "VBN") for v in verbs)
+
+
+def is_past(word: str) -> bool:
+    """Whether ``word`` (lower case) is a verb's past form ("went", "loved", "visited")."""
+    return _is_past(word) and not is_base_verb(word)
 
 
 @lru_cache(maxsize=8192)
@@ -354,10 +386,36 @@ def _tokens(text: str) -> list[str]:
     return [match.group(1), match.group(2).lower(), *words[1:]] if match else words
 
 
+_STATEMENT_AHEAD = r"(?=(?:I|I'm|I've|I'd|I'll|my|we|we're|we've|our)\b)"
+# thinking aloud before a statement: "I guess that's why I never ...", "I think I prefer ..."
+_THINKING = re.compile(
+    r"^(?:(?:(?:I|we) (?:(?:do|really|just|kind of|sort of) )?(?:guess|think|suppose|believe|reckon|figure|"
+    r"feel like|mean|know|realised|realized|admit)(?: that)?,?|(?:that's|that is|this is|which is|and that's|"
+    r"it's|guess that's|maybe that's|probably) (?:why|how|because|the reason))\s+)+" + _STATEMENT_AHEAD,
+    re.IGNORECASE,
+)
+# the reason word before a statement: "since I can't eat gluten", "because I get seasick"
+_REASON_LEAD = re.compile(
+    r"^(?P<word>because|since|as|'cause|cause|cos|given that|seeing as|now that)\s+" + _STATEMENT_AHEAD,
+    re.IGNORECASE,
+)
+
+
+def reason_lead(clause: str) -> tuple[str, str]:
+    """(the reason word, the rest) of a clause that opens with one ("Since I can't eat gluten" ->
+    ("since", "I can't eat gluten")), else ("", the clause)."""
+    text = strip_discourse(clause)
+    match = _REASON_LEAD.match(text)
+    return (match.group("word").lower(), text[match.end() :]) if match else ("", clause)
+
+
 def clean(clause: str) -> str:
-    """A clause without discourse openers, hedges, trailing filler ("..., please") and a trailing
+    """A clause without discourse openers, thinking aloud ("I guess that's why ..."), a reason word
+    before its subject ("since I ..."), hedges, trailing filler ("..., please") and a trailing
     condition on the assistant ("... when you explain things")."""
     clause = strip_discourse(clause)
+    clause = _THINKING.sub("", clause)
+    clause = _REASON_LEAD.sub("", clause)
     clause = _HEDGES.sub("", clause)
     clause = _YOUR_TURN.sub("", clause)
     previous = None
@@ -403,20 +461,41 @@ def rewrite(clause: str) -> Statement | None:
     text = clean(clause)
     if not text:
         return None
+    someone = _AS_SOMEONE.match(text)
+    if someone:  # "as someone who only buys secondhand clothes": the predicate is already third person
+        if someone.group("with"):
+            return Statement("The user", f"has {swap_pronouns(someone.group('with'))}")
+        predicate = swap_pronouns(someone.group("predicate"))
+        return (
+            Statement("The user", predicate) if predicate.split()[0].lower() not in ("you", "your") else None
+        )
     lead = ""
     lead_match = _LEAD.match(text)
     if lead_match:
         lead = swap_pronouns(lead_match.group("lead"))
         lead = lead[:1].upper() + lead[1:]
         text = text[lead_match.end() :]
+    time = ""
+    time_match = _TIME_LEAD.match(text)
+    if time_match:
+        time = swap_pronouns(time_match.group("time"))
+        time = time[:1].lower() + time[1:]
+        text = text[time_match.end() :]
+    statement = _rewrite(text, lead)
+    if statement is None or not time:
+        return statement
+    return Statement(statement.subject, f"{statement.predicate} {time}", statement.lead)
+
+
+def _rewrite(text: str, lead: str) -> Statement | None:
     others = _WITH_OTHERS.match(text)
     if others:
         person = others.group("a") or others.group("b")
         rest = swap_pronouns(others.group("rest"))
-        return Statement(f"The user and their {person.lower()}", rest, lead) if rest else None
+        return Statement(f"The user and their {person}", rest, lead) if rest else None
     slot = _POSSESSIVE_SLOT.match(text) or _INVERTED_SLOT.match(text)
     if slot and not re.search(r"\b(?:I|me|my|we|us|our)\b", slot.group("slot"), re.I):
-        name = slot.group("slot").strip().lower()
+        name = slot.group("slot").strip()  # as said: "my son Leo" keeps the name's capital
         value = swap_pronouns(slot.group("value").strip())
         verb = slot.group("verb").lower()
         if not value or value.lower() in ("that", "this", "it", "those", "these"):

@@ -11,12 +11,14 @@ from ..records import Event, validate_id
 from ..stores.base import MemoryStore, write_transaction
 from .base import DEFAULT_STRATEGIES, SEMANTIC, ExtractedMemory, Extractor, Strategy
 from .consolidate import DUPLICATE_COSINE, ConsolidationResult, consolidate
+from .explicit import foreign_request
 from .rules import RuleExtractor
 
 __all__ = [
     "ExtractionLimitError",
     "ExtractionLimits",
     "ExtractionResult",
+    "MessageOutcome",
     "extract_and_store",
     "extract_memories",
 ]
@@ -75,9 +77,53 @@ class ExtractionLimits:
             )
 
 
+#: Why the rules kept nothing of a clause (:func:`recallwise.extraction.keep.judge`'s reasons), as said
+#: to the caller of the write path.
+_REASONS = {
+    "question": "it asks something",
+    "not about the user": "it says nothing about the user",
+    "to the assistant": "it speaks to the assistant",
+    "request": "it asks for something now",
+    "plan for now": "it is a plan for now, not a lasting fact",
+    "of the moment": "it is a passing mood or state",
+    "says nothing alone": "it means nothing without the conversation around it",
+    "conversational": "it is thinking aloud",
+}
+
+
+@dataclass(frozen=True)
+class MessageOutcome:
+    """What one message of a write gave: the records it added or changed, or why none."""
+
+    index: int
+    role: str
+    #: memories found in it
+    extracted: int
+    #: of those, the ones that added or changed a record
+    stored: int
+    #: why nothing was stored (None when something was)
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "role": self.role,
+            "extracted": self.extracted,
+            "stored": self.stored,
+        }
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+
 @dataclass
 class ExtractionResult:
-    """What one run of the write path read and wrote."""
+    """What one run of the write path read and wrote.
+
+    ``messages``: one :class:`MessageOutcome` per event, in order: what each stored, or why it
+    stored nothing ("it asks something", "already remembered"), so a caller that stored nothing is
+    told why rather than left to believe it stored something.
+    """
 
     actor_id: str
     extractor: str
@@ -86,6 +132,7 @@ class ExtractionResult:
     memories: list[ExtractedMemory] = field(default_factory=list)
     consolidation: ConsolidationResult = field(default_factory=ConsolidationResult)
     notes: list[str] = field(default_factory=list)
+    messages: list[MessageOutcome] = field(default_factory=list)
 
     @property
     def added(self) -> int:
@@ -104,7 +151,16 @@ class ExtractionResult:
             "memories_extracted": len(self.memories),
             **self.consolidation.as_dict(),
             "notes": list(self.notes),
+            "messages": [m.as_dict() for m in self.messages],
         }
+
+    @property
+    def why_nothing(self) -> str | None:
+        """One line saying why this write stored nothing (None when it stored something)."""
+        if self.added or self.updated:
+            return None
+        said = [f"message {m.index}: {m.reason}" for m in self.messages if m.reason]
+        return "nothing stored: " + ("; ".join(said) if said else "; ".join(self.notes) or "no messages")
 
 
 def _by_session(events: Sequence[Event]) -> dict[str, list[Event]]:
@@ -195,4 +251,35 @@ def extract_and_store(
                 )
     if not result.memories:
         result.notes.append("no statements about the user were found in these events")
+    result.messages = _outcomes(events, result, extractor)
     return result
+
+
+def _outcomes(
+    events: Sequence[Event], result: ExtractionResult, extractor: Extractor
+) -> list[MessageOutcome]:
+    """Each event's :class:`MessageOutcome` (memories are matched to events by their source ids)."""
+    written = {id(m) for m in result.consolidation.written}
+    out = []
+    for index, event in enumerate(events):
+        found = [m for m in result.memories if event.id in m.source_event_ids]
+        stored = sum(1 for m in found if id(m) in written)
+        reason: str | None = None
+        if stored:
+            pass
+        elif event.role.lower() != "user":
+            reason = "only the user's own messages are read for memories"
+        elif found:
+            reason = "already remembered: the store holds it (or says it more precisely)"
+        elif isinstance(extractor, RuleExtractor) and (language := foreign_request(event.text)):
+            reason = (
+                f"a request to remember in {language}: the offline rules read English only "
+                "(an LLM extractor reads any language)"
+            )
+        elif isinstance(extractor, RuleExtractor):
+            why = [_REASONS.get(r, r) for r in extractor.reasons(event.text)]
+            reason = "nothing lasting about the user in it" + (f" ({'; '.join(why)})" if why else "")
+        else:
+            reason = f"the {extractor.name} extractor found nothing lasting about the user in it"
+        out.append(MessageOutcome(index, event.role, len(found), stored, reason))
+    return out

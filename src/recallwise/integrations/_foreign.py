@@ -306,9 +306,10 @@ def is_searcher(memory: object) -> bool:
 
 class TurnGate(FrameworkGate):
     """A :class:`FrameworkGate` that decides once per user turn, for frameworks that ask for memory
-    many times in one turn (LlamaIndex after each round of tool calls, CrewAI per task, the OpenAI
-    Agents SDK before every model call), and falls back to the framework's stock behaviour when
-    deciding fails.
+    many times in one turn (LlamaIndex after each round of tool calls, the OpenAI Agents SDK before
+    every model call), and falls back to the framework's stock behaviour when deciding fails. A gate
+    over a memory the framework writes mid-turn (CrewAI) sets ``_reuse_turns = False``: each ask
+    searches again, and the policy's decision cache answers the gate once for a repeated message.
 
     * :meth:`decide` / :meth:`adecide` -- the turn's :class:`~recallwise.policy.Recall`: the first ask
       of a turn runs the policy, every later ask of the same turn (the same ``turn`` key; by default
@@ -328,6 +329,9 @@ class TurnGate(FrameworkGate):
     session_id: str | None
     #: turns whose decision failed and ran the framework's stock behaviour instead
     fallbacks: int
+    #: whether later asks of a turn reuse its Recall (False: each ask searches again, the policy's
+    #: decision cache still answers the gate once, for a memory the framework writes mid-turn)
+    _reuse_turns = True
 
     def _configure_turns(self, actor_id: str, session_id: str | None) -> None:
         self.actor_id = validate_id(actor_id, "actor_id")
@@ -343,6 +347,8 @@ class TurnGate(FrameworkGate):
         return (actor_id or self.actor_id, session_id or self.session_id, message if turn is None else turn)
 
     def _remembered(self, key: Hashable) -> tuple[bool, Recall | None]:
+        if not self._reuse_turns:
+            return False, None
         with self._turn_lock:
             found = self._decided.get(key)
             if found is not None and time.monotonic() - found[0] <= TURN_TTL_S:
@@ -351,11 +357,19 @@ class TurnGate(FrameworkGate):
         return False, None
 
     def _remember(self, key: Hashable, recall: Recall | None) -> None:
+        if not self._reuse_turns:
+            return
         with self._turn_lock:
             self._decided[key] = (time.monotonic(), recall)
             self._decided.move_to_end(key)
             while len(self._decided) > TURNS_REMEMBERED:
                 self._decided.popitem(last=False)
+
+    def forget_turns(self) -> None:
+        """Forget the turns decided so far: the next ask decides anew (an adapter calls it when
+        the framework writes to its memory, so a turn never reuses an answer the write made stale)."""
+        with self._turn_lock:
+            self._decided.clear()
 
     def _fell_back(self, exc: BaseException) -> None:
         with self._turn_lock:
@@ -371,6 +385,17 @@ class TurnGate(FrameworkGate):
         self, actor_id: str | None, session_id: str | None, extra: Mapping[str, Any]
     ) -> dict[str, Any]:
         return {"actor_id": actor_id or self.actor_id, "session_id": session_id or self.session_id, **extra}
+
+    def _ask_policy(self, message: str, keywords: dict[str, Any]) -> Recall:
+        """The policy's answer for a new turn (``policy.recall``; a gate that only gates asks
+        ``policy.judge(..., gate=True)`` instead)."""
+        assert self.policy is not None
+        return self.policy.recall(message, **keywords)
+
+    async def _aask_policy(self, message: str, keywords: dict[str, Any]) -> Recall:
+        """:meth:`_ask_policy` for asyncio frameworks (``policy.arecall``)."""
+        assert self.policy is not None
+        return await self.policy.arecall(message, **keywords)
 
     def decide(
         self,
@@ -390,8 +415,8 @@ class TurnGate(FrameworkGate):
         if known:
             return found
         try:
-            decided: Recall | None = self.policy.recall(
-                message, **self._recall_keywords(actor_id, session_id, recall)
+            decided: Recall | None = self._ask_policy(
+                message, self._recall_keywords(actor_id, session_id, recall)
             )
         except Exception as exc:
             self._fell_back(exc)
@@ -422,8 +447,8 @@ class TurnGate(FrameworkGate):
         future: asyncio.Future[Recall | None] = asyncio.get_running_loop().create_future()
         self._deciding[key] = future
         try:
-            decided: Recall | None = await self.policy.arecall(
-                message, **self._recall_keywords(actor_id, session_id, recall)
+            decided: Recall | None = await self._aask_policy(
+                message, self._recall_keywords(actor_id, session_id, recall)
             )
         except Exception as exc:
             self._fell_back(exc)

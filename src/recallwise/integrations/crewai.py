@@ -16,8 +16,10 @@ default) and the judge keeps the memories that answer the query, best first. Eve
     agent = Agent(role="...", goal="...", backstory="...", llm=llm, memory=memory)
 
 The same query asked again (a retried task, the tool called with the agent's own question) reuses
-the decision. ``CrewMemoryGate(decider=None)`` is transparent (CrewAI's recall, exactly). A failing
-decider fails open (CrewAI's records, counted in ``stats``); anything else that fails while deciding
+the gate's answer (the policy's decision cache: no second decider call) and searches again: CrewAI
+writes its memory mid-turn, so a recall is never answered from an older one.
+``CrewMemoryGate(decider=None)`` is transparent (CrewAI's recall, exactly). A failing decider fails
+open (CrewAI's records, counted in ``stats``); anything else that fails while deciding
 runs CrewAI's own recall instead (counted in ``fallbacks``).
 
 Needs: ``pip install 'recallwise[crewai]'`` (tested on crewai 1.15.30).
@@ -26,8 +28,6 @@ Needs: ``pip install 'recallwise[crewai]'`` (tested on crewai 1.15.30).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Unpack
@@ -54,9 +54,6 @@ with extra_imports("crewai", "recallwise.integrations.crewai"):
     from pydantic import Field, PrivateAttr
 
 __all__ = ["CrewMemoryGate", "GatedMemory"]
-
-#: how many recalls' candidates a gate keeps for reuse within a turn (bounded)
-_SEARCHES_REMEMBERED = 64
 
 
 @dataclass
@@ -119,6 +116,9 @@ class CrewMemoryGate(TurnGate):
     memory has scopes, not users).
     """
 
+    # CrewAI's memory is written mid-turn (a task's output, the agent's own save): each recall
+    # searches again; the policy's decision cache answers the gate once for a repeated query
+    _reuse_turns = False
     _owned = MappingProxyType({"top_k": 10, "gated_top_k": None, **NO_BUDGET})
     _why = ": a recall's limit and over_fetch say how many memories are judged"
 
@@ -131,22 +131,19 @@ class CrewMemoryGate(TurnGate):
         self._embedder_of = lazy_embedder(self._embedder or getattr(self.decider, "embedder", None))
         self.searcher = _CrewSearcher(self)
         self.policy = self._policy_over(self.searcher, ["crewai.Memory"])
-        self._searches: OrderedDict[Hashable, _Search] = OrderedDict()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CrewMemoryGate:
+        # CrewAI deep-copies an agent's memory; the copies share the gate (one set of counts)
+        return self
 
     def recall(self, memory: Memory, query: str, arguments: dict[str, Any]) -> list[MemoryMatch]:
         """``memory.recall(query, **arguments)``, gated and judged (see the module)."""
         limit = arguments.get("limit", 10)
         if self.policy is None or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             return Memory.recall(memory, query, **arguments)
-        key = (id(memory), query, tuple(sorted((k, _frozen(v)) for k, v in arguments.items())))
-        search = self._searches.get(key)
-        if search is None:
-            search = self._searches[key] = _Search(memory, dict(arguments))
-            while len(self._searches) > _SEARCHES_REMEMBERED:
-                self._searches.popitem(last=False)
+        search = _Search(memory, dict(arguments))
         recall = self.decide(
             query,
-            turn=key,
             extensions=scoped(self.searcher, search),
             top_k=max(math.ceil(limit * self.over_fetch), 1),
             max_records=at_most(self.options.limits.max_records, limit),
@@ -154,14 +151,6 @@ class CrewMemoryGate(TurnGate):
         if recall is None:
             return Memory.recall(memory, query, **arguments)
         return kept_in_order(recall, search.found)[:limit]
-
-
-def _frozen(value: Any) -> Hashable:
-    if isinstance(value, list):
-        return tuple(value)
-    if isinstance(value, Mapping):
-        return tuple(sorted(value.items()))
-    return value if isinstance(value, Hashable) else repr(value)
 
 
 class GatedMemory(Memory):

@@ -44,6 +44,7 @@ from ..deciders import BaseDecider, default_threshold
 from ..deciders.heads import Head, file_sha256, read_head
 from ..errors import UsageError
 from ..text import json_failure, loads_json_file, read_user_file
+from .options import check_option
 
 __all__ = [
     "CONFIG_ENV",
@@ -189,9 +190,10 @@ class ThresholdConfig:
         for backend, role, entry, at in _fitted_entries(
             where, thresholds, "thresholds", ROLES, "role", fields
         ):
-            value = entry.get("value")
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise UsageError(f"{at}: 'value' must be a number, got {value!r}")
+            # the range the option of the same role has (policy.options: one check for every entry point)
+            value = check_option(ROLES[role], entry.get("value"), f"{at}: 'value'")
+            if value is None:
+                raise UsageError(f"{at}: 'value' is missing: a fitted threshold is a number")
             for name in ("data_sha256", "date"):
                 if not isinstance(entry.get(name), str):
                     raise UsageError(f"{at}: missing {name!r}: a threshold without its data is not a fit")

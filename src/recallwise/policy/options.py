@@ -26,27 +26,32 @@ field (:data:`FLAT_NAMES`): ``RecallPolicy(store, gate_threshold=0.6)`` is
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import UsageError
+from ..ranges import OptionRange, flag_type
 from .budget import ADAPTIVE_BUDGET, GATED_TOP_K, AdaptiveBudget
 from .conversation import CONVERSATION_WEIGHTS, ConversationWeights
 
 __all__ = [
     "EPISODIC_OPTIONS",
     "FLAT_NAMES",
+    "OPTION_RANGES",
     "FollowUpOptions",
     "KeepOptions",
     "KeepRule",
     "LimitOptions",
+    "OptionRange",
     "RecallOptions",
     "ReliabilityOptions",
     "SearchOptions",
     "ThresholdOptions",
+    "check_option",
+    "flag_type",
+    "option_type",
     "shorthand_value",
     "with_shorthand",
 ]
@@ -74,6 +79,62 @@ EPISODIC_OPTIONS: Mapping[str, Any] = MappingProxyType(
 KeepRule = Literal["absolute", "relative", "both"]
 
 
+# ---- the range of each numeric option (checked by recallwise.ranges.OptionRange) -------------------
+_PROBABILITY = OptionRange(
+    float, 0.0, 1.0, none="resolved from a fit or a measured default", what="a probability"
+)
+_RECORDS = OptionRange(int, 1)
+_CHARS = OptionRange(int, 1, what="a count of characters")
+_SECONDS = OptionRange(float, 0.0, what="seconds")
+
+#: Every numeric option, by its flat name (:data:`FLAT_NAMES`): what values it takes.
+OPTION_RANGES: Mapping[str, OptionRange] = MappingProxyType(
+    {
+        "top_k": OptionRange(int, 1, what="records searched per namespace"),
+        "gated_top_k": OptionRange(
+            int, 1, none="the depth fitted for the decider", what="records searched per namespace"
+        ),
+        "gate_threshold": _PROBABILITY,
+        "gate_named_threshold": _PROBABILITY,
+        "judge_threshold": _PROBABILITY,
+        # a delta of 1 keeps every record the absolute rule keeps: the relative rule off
+        "relative_delta": OptionRange(
+            float,
+            0.0,
+            1.0,
+            none="resolved from a fit or a measured default",
+            what="a difference of probabilities",
+        ),
+        "route_threshold": OptionRange(float, 0.0, 1.0, none="the route is off", what="a probability"),
+        "follow_up_threshold": OptionRange(float, 0.0, 1.0, none="measured or off", what="a probability"),
+        "relevance_score": OptionRange(float, 0.0, 1.0, what="a similarity score"),
+        "max_records": OptionRange(int, 1, none="as many as the keep rule keeps", what="a count of records"),
+        "max_record_chars": _CHARS,
+        "max_context_chars": _CHARS,
+        "max_state_chars": _CHARS,
+        "follow_up_ttl_s": _SECONDS,
+        "follow_up_conversations": OptionRange(int, 0, what="conversations remembered; 0: follow-ups off"),
+        "decider_timeout_s": OptionRange(float, 0.0, what="seconds"),
+        "store_timeout_s": OptionRange(float, 0.0, what="seconds"),
+        "breaker_threshold": OptionRange(int, 1, what="consecutive failing calls"),
+        "breaker_cooldown_s": _SECONDS,
+        "store_breaker_cooldown_s": _SECONDS,
+        "cache_size": OptionRange(int, 0, what="turns remembered; 0: the cache off"),
+    }
+)
+
+
+def check_option(name: str, value: Any, where: str = "") -> Any:
+    """``value`` checked against the range of the option ``name`` (:data:`OPTION_RANGES`): the one
+    check the policy's options, a config file's thresholds and the commands' flags share."""
+    return OPTION_RANGES[name].check(name, value, where)
+
+
+def option_type(name: str, flag: str | None = None) -> Any:
+    """An argparse ``type=`` for the option ``name`` (:data:`OPTION_RANGES`) given as ``flag``."""
+    return flag_type(OPTION_RANGES[name], flag or f"--{name.replace('_', '-')}")
+
+
 @dataclass(frozen=True)
 class LimitOptions:
     """Sizes: what the decider reads and what the context block may hold."""
@@ -88,17 +149,16 @@ class LimitOptions:
     max_state_chars: int = 2000
 
     def __post_init__(self) -> None:
-        if self.max_records is not None and (not isinstance(self.max_records, int) or self.max_records < 1):
-            raise UsageError(f"max_records must be at least 1 (or None), got {self.max_records!r}")
-        for name in ("max_record_chars", "max_context_chars", "max_state_chars"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise UsageError(f"{name} must be a positive integer, got {value!r}")
+        _check_ranges(self, "limits")
 
 
-def _at_least(value: float | None, low: float, name: str, off: str = "") -> None:
-    if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value >= low):
-        raise UsageError(f"{name} must be a number >= {low:g}{off}, got {value!r}")
+def _check_ranges(group: Any, name: str) -> None:
+    """Every numeric field of the option group ``group`` (``RecallOptions.<name>``) in its range,
+    named by its flat name (``thresholds.gate`` is ``gate_threshold``)."""
+    for f in dataclasses.fields(group):
+        flat = _FLAT_OF.get((name, f.name))
+        if flat is not None and flat in OPTION_RANGES:
+            check_option(flat, getattr(group, f.name))
 
 
 @dataclass(frozen=True)
@@ -119,10 +179,7 @@ class SearchOptions:
     mode: Literal["dense", "hybrid"] = "hybrid"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.top_k, int) or self.top_k < 1:
-            raise UsageError(f"top_k must be at least 1, got {self.top_k!r}")
-        if self.gated_top_k is not None and (not isinstance(self.gated_top_k, int) or self.gated_top_k < 1):
-            raise UsageError(f"gated_top_k must be at least 1 (or None for top_k), got {self.gated_top_k!r}")
+        _check_ranges(self, "search")
         if self.mode not in ("dense", "hybrid"):
             raise UsageError(f"search_mode must be 'dense' or 'hybrid', got {self.mode!r}")
 
@@ -156,9 +213,7 @@ class ThresholdOptions:
     follow_up: float | None = None
 
     def __post_init__(self) -> None:
-        for role, value in self.given().items():
-            if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
-                raise UsageError(f"threshold {role!r} must be a number (or None), got {value!r}")
+        _check_ranges(self, "thresholds")
 
     def given(self) -> dict[str, float | None]:
         """Every role and what was given for it (None: not given)."""
@@ -208,7 +263,7 @@ class KeepOptions:
                 raise UsageError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.rule not in ("absolute", "relative", "both"):
             raise UsageError(f"keep must be 'absolute', 'relative' or 'both', got {self.rule!r}")
-        _at_least(self.relevance_score, 0.0, "relevance_score")
+        _check_ranges(self, "keep")
         if self.conversation_rescore is not None and not isinstance(
             self.conversation_rescore, ConversationWeights
         ):
@@ -234,11 +289,7 @@ class FollowUpOptions:
     conversations: int = 4096
 
     def __post_init__(self) -> None:
-        if not (self.ttl_s >= 0 and self.conversations >= 0):
-            raise UsageError(
-                "follow_up_ttl_s and follow_up_conversations must be >= 0 (0 turns follow-ups off), "
-                f"got {self.ttl_s}, {self.conversations}"
-            )
+        _check_ranges(self, "follow_up")
 
 
 @dataclass(frozen=True)
@@ -261,11 +312,7 @@ class ReliabilityOptions:
     store_breaker_cooldown_s: float = 1.0
 
     def __post_init__(self) -> None:
-        _at_least(self.decider_timeout_s, 0.0, "decider_timeout_s")
-        _at_least(self.store_timeout_s, 0.0, "store_timeout_s")
-        _at_least(self.breaker_threshold, 1, "breaker_threshold")
-        _at_least(self.breaker_cooldown_s, 0.0, "breaker_cooldown_s")
-        _at_least(self.store_breaker_cooldown_s, 0.0, "store_breaker_cooldown_s")
+        _check_ranges(self, "reliability")
 
 
 _GROUPS: dict[str, type[Any]] = {
@@ -302,10 +349,7 @@ class RecallOptions:
             value = getattr(self, name)
             if not isinstance(value, kind):
                 raise UsageError(f"RecallOptions {name}= must be a {kind.__name__}, got {value!r}")
-        if not isinstance(self.cache_size, int) or self.cache_size < 0:
-            raise UsageError(
-                f"cache_size must be an integer >= 0 (0 turns the cache off), got {self.cache_size!r}"
-            )
+        check_option("cache_size", self.cache_size)
 
 
 #: ``RecallPolicy(...)``'s shorthand keywords, each the nested field it sets: ``(group, field)``,
@@ -340,6 +384,11 @@ FLAT_NAMES: Mapping[str, tuple[str, str | None]] = MappingProxyType(
         "store_breaker_cooldown_s": ("reliability", "store_breaker_cooldown_s"),
         "cache_size": ("cache_size", None),
     }
+)
+
+#: (group, field) -> the flat name that sets it
+_FLAT_OF: Mapping[tuple[str, str], str] = MappingProxyType(
+    {(group, name): flat for flat, (group, name) in FLAT_NAMES.items() if name is not None}
 )
 
 

@@ -21,7 +21,8 @@ from .config import ConfigPath, config_from_env, configured_decider, read_config
 from .follow_up import FollowUpHead, FollowUpMemory, read_follow_up_head, shipped_follow_up_head
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
-from .options import RecallOptions, with_shorthand
+from .namespaces import DEFAULT_NAMESPACES, namespace_templates
+from .options import RecallOptions, check_option, with_shorthand
 from .stats import RecallStats
 from .telemetry import Telemetry
 from .thresholds import Thresholds
@@ -32,6 +33,9 @@ from .wording import FOLLOW_UP, GATE, ROUTE, follow_up_question, gate_question, 
 __all__ = ["KeptRecord", "Recall", "RecallOptions", "RecallPolicy", "message_text"]
 
 _DEFAULT: Any = object()
+#: the namespaces of a :meth:`RecallPolicy.judge` turn: none (it searches nothing; a caller's empty
+#: list is still refused by the namespace check)
+_NO_SEARCH: Any = object()
 
 
 class RecallPolicy:
@@ -67,7 +71,7 @@ class RecallPolicy:
         self,
         store: Searcher,
         decider: Decider | BaseDecider | Any | None = _DEFAULT,
-        namespaces: Sequence[str] | Mapping[str, str] = ("/facts/{actorId}", "/preferences/{actorId}"),
+        namespaces: str | Sequence[str] | Mapping[str, str] = DEFAULT_NAMESPACES,
         *,
         options: RecallOptions | None = None,
         stats: RecallStats | None = None,
@@ -97,12 +101,10 @@ class RecallPolicy:
         self.follow_up_head = self._follow_up_head(follow_up_head, store)
         if self.follow_up_head is not None:
             self.heads["follow_up"] = self.follow_up_head.describe()
-        self.namespaces = list(namespaces)
+        self.namespaces = namespace_templates(namespaces, "namespaces")
         self.descriptions: dict[str, str] = (
             {k: v for k, v in namespaces.items() if v} if isinstance(namespaces, Mapping) else {}
         )
-        if not self.namespaces:
-            raise UsageError("a policy needs at least one namespace")
         self.stats = stats or RecallStats()
         backend = self.decider.name if self.decider is not None else None
         self.stats.decider = backend
@@ -115,11 +117,7 @@ class RecallPolicy:
         self.thresholds: dict[str, float] = resolved.values
         #: where each threshold came from: "argument", "config PATH" or "default"
         self.threshold_sources: dict[str, str] = resolved.sources
-        # the route is asked only over described namespaces: its default matters only then
-        routes = bool(self.descriptions)
-        self.stats.unmeasured_thresholds.extend(
-            u for u in resolved.unmeasured if routes or not u.endswith(":route")
-        )
+        self.stats.unmeasured_thresholds.extend(resolved.unmeasured)
         #: records searched per namespace each turn (the gated arm: ``SearchOptions.gated_top_k``)
         self.search_depth = self.options.search.depth(backend)
         self._executor = _Executor()
@@ -278,7 +276,7 @@ class RecallPolicy:
         score floor). ``gate=True`` asks the gate first, as :meth:`recall` does: a message that
         needs no memory keeps nothing. Fails open like :meth:`recall`: a failing judge keeps them all.
         """
-        turn = self._start(message, actor_id, None, [], None, max_records)
+        turn = self._start(message, actor_id, None, _NO_SEARCH, None, max_records)
         if not turn.ended:
             if gate and not self._decide(turn):
                 return self._finish(turn)
@@ -336,9 +334,14 @@ class RecallPolicy:
         extensions: Mapping[str, Any] | None = None,
     ) -> Turn:
         """The turn's text, namespaces and query vector (``ended`` when there is nothing to decide)."""
-        if top_k is not None and top_k < 1:
-            raise UsageError(f"top_k must be at least 1, got {top_k}")
-        templates = list(namespaces) if namespaces is not None else list(self.namespaces)
+        if top_k is not None:
+            check_option("top_k", top_k)
+        if max_records is not None:
+            check_option("max_records", max_records)
+        if namespaces is _NO_SEARCH:
+            templates: list[str] = []
+        else:
+            templates = namespace_templates(namespaces) if namespaces is not None else list(self.namespaces)
         resolved = [resolve_namespace(t, actor_id=actor_id, session_id=session_id) for t in templates]
         self.stats.add(turns=1)
         text = message_text(message)
@@ -393,7 +396,8 @@ class RecallPolicy:
             self.thresholds.get("gate_named"),  # opt-in: absent unless measured, fitted or given
             self.searcher,
         )
-        stages.route(turn, self.thresholds["route"])
+        if self.routes:
+            stages.route(turn, self.thresholds["route"])
         is_open = self._follow_up(turn, is_open)
         self.stats.add(**({"gate_opened": 1} if is_open else {"gate_closed": 1}))
         return is_open
@@ -513,11 +517,18 @@ class RecallPolicy:
         """What the gate call asks: the gate, the route when two or more namespaces are described,
         and whether the message follows up the conversation's last request (``follow_up``)."""
         questions: dict[str, Question] = {GATE: gate_question()}
-        if len(self.descriptions) >= 2:
+        if self.routes:
             questions[ROUTE] = route_question(self.descriptions)
         if follow_up:
             questions[FOLLOW_UP] = follow_up_question()
         return questions
+
+    @property
+    def routes(self) -> bool:
+        """Whether the gate's call also asks the route: two or more described namespaces and a
+        route threshold that was given or fitted (no default was ever measured, so the route is off
+        by default: an unmeasured route must not hide a namespace whose records the judge keeps)."""
+        return len(self.descriptions) >= 2 and "route" in self.thresholds
 
     def warm_up(self) -> None:
         """Load the embedding model and the decider's cached wordings now, at start-up, rather

@@ -6,8 +6,8 @@ file ``RECALLWISE_CONFIG`` names), then the thresholds measured with the decider
 (:mod:`recallwise.deciders.thresholds`); :func:`~recallwise.policy.config.resolve_threshold` holds
 that order for one role. A default that was never measured is used but listed in
 :attr:`Thresholds.unmeasured` (``stats.report()`` says so first). The store-aware gate's lower
-threshold (``gate_named``) and the follow-up question's (``follow_up``) are only ever on where
-they were measured, fitted or given.
+threshold (``gate_named``), the follow-up question's (``follow_up``) and the route's (``route``)
+are only ever on where they were measured, fitted or given.
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ __all__ = ["ROLES", "Thresholds"]
 
 #: question roles a threshold can belong to
 ROLES = tuple(_ROLE_OPTIONS)
-#: roles that stay off unless given, fitted or measured
-_OPT_IN = frozenset({"gate_named", "follow_up"})
+#: roles that stay off unless given, fitted or measured: the route among them (no labelled routing set
+#: exists, so no backend has a measured route threshold: an unmeasured route could hide a namespace
+#: holding the records a turn needs, as 0.25 hid a vegetarian diet filed under /facts from a dinner
+#: question routed to /preferences)
+_OPT_IN = frozenset({"gate_named", "follow_up", "route"})
 
 
 @dataclass(frozen=True)

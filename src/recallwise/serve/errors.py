@@ -2,11 +2,12 @@
 
 400 malformed JSON, 401 a missing or unknown key, 403 a scope the key lacks or a request from
 another site's page, 404 absent (or another tenant's: the two cannot be told apart), 408 a body
-not sent in time, 413 a body or field over its limit, 421 a ``Host`` that is not this server
-(without keys), 422 a wrong type, an unknown field or a bad id, 429 too many refit previews of one
-tenant at once, 503 the store is down (a write then says nothing was written; a recall answers 200
-with an empty context and the error, failing open like the library) or a refit preview ran out of
-time. A bug is a 500 in the same shape, its traceback in the server's log only.
+not sent in time, 413 a body or field over its limit, 415 a body sent without ``content-type:
+application/json``, 421 a ``Host`` that is not this server (without keys), 422 a wrong type, an
+unknown field or a bad id, 429 too many refit previews of one tenant at once, 503 the store is down
+(a write then says nothing was written; a recall answers 200 with an empty context and the error,
+failing open like the library) or a refit preview ran out of time. A bug is a 500 in the same
+shape, its traceback in the server's log only.
 """
 
 import logging
@@ -28,7 +29,7 @@ logger = logging.getLogger("recallwise.serve")
 
 #: the statuses every route may answer with the error shape (for the OpenAPI document)
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 408, 413, 422, 429, 503)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 408, 413, 415, 422, 429, 503)
 }
 
 
@@ -52,12 +53,27 @@ async def _invalid_request(request: Request, exc: RequestValidationError) -> Res
         return error_response(
             400, f"malformed JSON: {first.get('ctx', {}).get('error', 'cannot parse the body')}"
         )
+    sent = request.headers.get("content-type")
+    if tuple(first.get("loc", ())) == ("body",) and not _is_json(sent):
+        # the body was not read as JSON: say which header is wrong, not "Input should be a valid dictionary"
+        got = f"got {sent!r}" if sent else "none was sent"
+        return error_response(
+            415,
+            f"content-type: send the JSON body with 'content-type: application/json' ({got})",
+            "content-type",
+        )
     where = [str(p) for p in first.get("loc", ()) if p != "body"]
     field = ".".join(where) or None
     kind = first.get("type", "")
     message = "unknown field" if kind == "extra_forbidden" else first.get("msg", "invalid")
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return error_response(422, f"{field or 'body'}: {message}{more}", field)
+
+
+def _is_json(content_type: str | None) -> bool:
+    """Whether a ``content-type`` header says JSON (``application/json``, ``...+json``, any charset)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
 
 
 async def _http(request: Request, exc: StarletteHTTPException) -> Response:

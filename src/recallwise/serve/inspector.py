@@ -33,6 +33,7 @@ Decision ids are opaque (:func:`~recallwise.policy.log.public_id`): they say not
 turns the log holds, so a tenant cannot count another's traffic from them.
 """
 
+import logging
 import math
 import time
 from collections import Counter, deque
@@ -75,6 +76,8 @@ __all__ = [
     "LabelsOut",
     "inspector_router",
 ]
+
+logger = logging.getLogger("recallwise.serve")
 
 #: the page's policy: its own script and style only, requests to this server only, no frames
 CONTENT_SECURITY_POLICY = (
@@ -483,15 +486,13 @@ class Inspector:
         try:
             logged = from_logged(head, turns)
             fit = fit_head(
-                head, logged.turns, current=decider, thresholds=self.service.policy.thresholds, progress=stop
+                head, logged.turns, current=decider, thresholds=self.service.policy.thresholds, stop=stop
             )
         except UsageError as exc:
             raise ServiceError(422, f"cannot preview a {head} refit: {exc}") from None
         except RefitStopped as exc:
             raise ServiceError(
-                503,
-                f"the {head} refit preview was {exc.reason} (--refit-timeout-s "
-                f"{self.service.limits.refit_timeout_s:g}); nothing was written",
+                503, f"the {head} refit preview was {exc.reason}; nothing was written"
             ) from None
         fields: dict[str, Any] = {
             "head": head,
@@ -581,8 +582,8 @@ class _Ticket:
 
 class FairQueue:
     """Refit previews of one process: ``workers`` run at once, the others wait, tenants taking
-    turns (the next slot goes to the tenant after the last one served, round robin, whatever
-    their number of waiting previews); at most ``per_tenant`` of one tenant's wait or run at once
+    turns (the next slot goes to the waiting tenant served longest ago, whatever their number of
+    waiting previews); at most ``per_tenant`` of one tenant's wait or run at once
     (past it: 429). Lives on the event loop: every method is called from it."""
 
     def __init__(self, workers: int, per_tenant: int) -> None:
@@ -592,6 +593,9 @@ class FairQueue:
         #: tenants with waiting tickets, in the order they are served next
         self._waiting: dict[str, deque[_Ticket]] = {}
         self._held: Counter[str] = Counter()
+        #: each tenant's last turn (the count of turns given when it was given)
+        self._served: dict[str, int] = {}
+        self._grants = 0
 
     @property
     def waiting(self) -> int:
@@ -599,7 +603,10 @@ class FairQueue:
 
     def _grant(self) -> None:
         while self.running < self.workers and self._waiting:
-            tenant = next(iter(self._waiting))
+            # the tenant served longest ago (never: first), the first come among equals
+            tenant = min(self._waiting, key=lambda t: self._served.get(t, -1))
+            self._grants += 1
+            self._served[tenant] = self._grants
             tickets = self._waiting.pop(tenant)
             ticket = tickets.popleft()
             if tickets:  # the tenant's next one waits behind every other tenant's
@@ -743,6 +750,9 @@ def inspector_router(
                 refused = exc
             finally:
                 group.cancel_scope.cancel()
+        if (refused is not None and refused.status == 503) or result is None:  # the operator hears of it
+            why = "cancelled: the client went away" if stop.cancelled.is_set() else str(refused)
+            logger.warning("refit preview (%s) of tenant %s: %s", model.HEAD, who.tenant or "(local)", why)
         if refused is not None:
             raise refused
         if result is None:  # the client went away: nobody reads this

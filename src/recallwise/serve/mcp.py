@@ -117,7 +117,8 @@ def build_mcp_server(
     @server.tool(
         description="Remember something the user said about themselves (a fact or a preference). "
         "Give `text` (one user message) or `messages` (a list of {role: user|assistant, text}). "
-        "Lasting facts and preferences are extracted and stored; an updated fact replaces the old one."
+        "Lasting facts and preferences are extracted and stored; an updated fact replaces the old one. "
+        "When nothing is stored, `note` (and each message's `reason`) says why."
     )
     def remember(
         ctx: Context, text: str | None = None, messages: list[dict[str, str]] | None = None
@@ -126,12 +127,16 @@ def build_mcp_server(
             raise _problem("remember: give exactly one of `text` or `messages`")
         items = [{"role": "user", "text": text}] if text is not None else list(messages or [])
         body = call(ctx, lambda p, a: service.add_events(p, a, "mcp", items))
-        return {
+        out: dict[str, object] = {
             "added": body.added,
             "updated": body.updated,
             "unchanged": body.unchanged,
             "records": [r.model_dump(exclude_unset=True) for r in body.records],
+            "messages": [m.model_dump(exclude_none=True) for m in body.messages],
         }
+        if body.note:
+            out["note"] = body.note  # nothing stored: say why, so the model does not believe it was
+        return out
 
     @server.tool(
         description="Search long-term memory by similarity, without the relevance gate or judge "

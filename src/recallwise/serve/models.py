@@ -249,6 +249,16 @@ class JudgeOut(_Strict):
     error_kinds: list[str]
 
 
+class MessageOutcomeOut(_Strict):
+    """What one message of ``POST /v1/events`` stored, or why it stored nothing."""
+
+    index: int
+    role: str
+    extracted: int = Field(description="memories found in the message")
+    stored: int = Field(description="of those, the ones that added or changed a record")
+    reason: str | None = Field(default=None, description="why nothing was stored (absent when something was)")
+
+
 class EventsOut(_Strict):
     """The reply of ``POST /v1/events`` (the extraction's counts and records absent with
     ``extract: false``)."""
@@ -262,6 +272,12 @@ class EventsOut(_Strict):
     unchanged: int = 0
     records: list[RecordOut] = Field(
         default_factory=list, description="the records added or updated (id, namespace, text, strategy)"
+    )
+    messages: list[MessageOutcomeOut] = Field(
+        default_factory=list, description="per message: what it stored, or why it stored nothing"
+    )
+    note: str | None = Field(
+        default=None, description="why this write stored nothing (absent when it stored something)"
     )
 
 

@@ -14,8 +14,9 @@ path and no host: ``LOG`` is the file given to ``--log``, ``$RECALLWISE_URL`` th
 (a request's ``Host`` header is the client's to choose, and another tenant's admin need not learn
 the server's paths).
 
-A fit can be stopped (the client went away, its time ran out): :class:`Stop` is checked as the fit
-embeds and judges (passed as :func:`fit_head`'s ``progress``), and raises :class:`RefitStopped`.
+A fit can be stopped (the client went away, its time ran out): :func:`fit_head`'s ``stop`` (a
+:class:`Stop`) is checked as the fit embeds and judges and at every step of its optimisers
+(:func:`~recallwise.tuning.fitting.checkpoint`), and raises :class:`RefitStopped`.
 
 Free of HTTP and pydantic (like :mod:`.access`): ``recallwise tune`` imports it on the base install.
 """
@@ -34,6 +35,7 @@ from ..deciders.embedded import EmbeddedDecider
 from ..embeddings import Embedder, default_embedder
 from ..errors import UsageError
 from ..policy.config import CONFIG_ENV
+from ..tuning.fitting import checkpoints
 from ..tuning.gate_head import OPEN_RATE, fit_gate_head
 from ..tuning.heads import HeadFit
 from ..tuning.judge_head import RECORDS_PER_REQUEST, KeepRule, fit_judge_head
@@ -203,11 +205,63 @@ def fit_head(
     domain_table: bool = False,
     progress: Any = None,
     provenance: Mapping[str, Any] | None = None,
+    stop: Stop | None = None,
 ) -> HeadFit:
     """Fit ``head`` on ``turns``; ``before`` grades ``current`` at its ``thresholds`` (the gate's
     ``gate``; the judge's keep rule ``judge`` and ``judge_relative``), ``after`` the new head at its
     own operating point (``open_rate``, ``records_per_request``). Too few turns, or one class only,
-    is the fit's :class:`UsageError`, naming the counts."""
+    is the fit's :class:`UsageError`, naming the counts. ``stop``: checked as the fit goes (it
+    raises :class:`RefitStopped`)."""
+    if stop is not None:
+        told = progress
+
+        def progress(done: int) -> None:
+            stop(done)
+            if told is not None:
+                told(done)
+
+        with checkpoints(stop):
+            return _fit(
+                head,
+                turns,
+                current,
+                thresholds,
+                embedder,
+                calibration,
+                open_rate,
+                records_per_request,
+                domain_table,
+                progress,
+                provenance,
+            )
+    return _fit(
+        head,
+        turns,
+        current,
+        thresholds,
+        embedder,
+        calibration,
+        open_rate,
+        records_per_request,
+        domain_table,
+        progress,
+        provenance,
+    )
+
+
+def _fit(
+    head: HeadName,
+    turns: Sequence[LabelledTurn],
+    current: EmbeddedDecider,
+    thresholds: Mapping[str, float],
+    embedder: Embedder | None,
+    calibration: Sequence[LabelledTurn] | None,
+    open_rate: float,
+    records_per_request: float,
+    domain_table: bool,
+    progress: Any,
+    provenance: Mapping[str, Any] | None,
+) -> HeadFit:
     if head == "gate":
         return fit_gate_head(
             turns,

@@ -32,6 +32,8 @@ from ..policy import RecallPolicy
 from ..policy.breaker import Attempt
 from ..policy.turn import Recall
 from ..records import (
+    FACTS_NAMESPACE,
+    PREFERENCES_NAMESPACE,
     Event,
     MemoryRecord,
     SearchHit,
@@ -49,6 +51,7 @@ from .models import (
     ForgotActor,
     JudgeOut,
     JudgeVerdictOut,
+    MessageOutcomeOut,
     Ready,
     RecallOut,
     RecordOut,
@@ -61,9 +64,11 @@ from .models import (
 
 __all__ = ["DEFAULT_NAMESPACES", "Limits", "MemoryService"]
 
+#: What a recall searches by default: every namespace the write path writes (records.DEFAULT_NAMESPACES),
+#: described for a route (asked only when a route threshold is given or fitted: policy.thresholds).
 DEFAULT_NAMESPACES: dict[str, str] = {
-    "/facts/{actorId}": "facts about the user: home, family, pets, health, work, plans",
-    "/preferences/{actorId}": "the user's preferences: food, drink, travel, tools, style",
+    FACTS_NAMESPACE: "facts about the user: home, family, pets, health, work, plans",
+    PREFERENCES_NAMESPACE: "the user's preferences: food, drink, travel, tools, style",
 }
 
 
@@ -428,6 +433,8 @@ class MemoryService:
                 RecordOut(id=r.id, text=r.text, namespace=actor.outward(r.namespace), strategy=r.strategy)
                 for r in written
             ],
+            messages=[MessageOutcomeOut(**m.as_dict()) for m in result.messages],
+            **({"note": result.why_nothing} if result.why_nothing else {}),
         )
 
     @property

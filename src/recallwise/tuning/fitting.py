@@ -2,12 +2,18 @@
 method, Platt scaling, perceptrons with one ``tanh`` hidden layer by full-batch Adam, grouped folds,
 and :func:`fit_space` (one embedding space's model, its L2 chosen by cross-validated log loss).
 
+A long fit can be stopped from outside: :func:`checkpoint`, called at each Newton step and Adam
+epoch, calls the check :func:`checkpoints` installed in this context (a server's refit preview
+raises from it when its client goes away or its time runs out; none is installed otherwise).
+
 numpy only, so the default install can refit the heads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +27,8 @@ __all__ = [
     "MLP_L2",
     "MLP_LEARNING_RATE",
     "FittedModel",
+    "checkpoint",
+    "checkpoints",
     "fit_logistic",
     "fit_perceptron",
     "fit_perceptrons",
@@ -50,6 +58,27 @@ def _objective(x: np.ndarray, y: np.ndarray, beta: np.ndarray, l2: float) -> flo
     return float(loss.sum() + 0.5 * l2 * float(beta[:-1] @ beta[:-1]))
 
 
+_CHECK: ContextVar[Callable[[], None] | None] = ContextVar("recallwise_fit_check", default=None)
+
+
+def checkpoint() -> None:
+    """A point where a fit may be stopped: calls the check installed by :func:`checkpoints`."""
+    check = _CHECK.get()
+    if check is not None:
+        check()
+
+
+@contextlib.contextmanager
+def checkpoints(check: Callable[[], None] | None) -> Iterator[None]:
+    """Call ``check`` at every :func:`checkpoint` of the fits run inside (in this thread); what it
+    raises ends the fit."""
+    token = _CHECK.set(check)
+    try:
+        yield
+    finally:
+        _CHECK.reset(token)
+
+
 def fit_logistic(
     x: np.ndarray, y: np.ndarray | Sequence[bool], l2: float, *, max_iter: int = 100, tol: float = 1e-8
 ) -> tuple[np.ndarray, float]:
@@ -64,6 +93,7 @@ def fit_logistic(
     design = np.hstack([features, np.ones((n, 1))])
     current = _objective(features, target, beta, l2)
     for _ in range(max_iter):
+        checkpoint()
         p = sigmoid(design @ beta)
         gradient = design.T @ (p - target) + penalty * beta
         weight = p * (1.0 - p)
@@ -147,6 +177,7 @@ def fit_perceptron(
     first = [np.zeros_like(q) for q in params]
     second = [np.zeros_like(q) for q in params]
     for step in range(1, epochs + 1):
+        checkpoint()
         hidden, hidden_bias, weights, bias = params
         h = np.tanh(features @ hidden + hidden_bias)
         error = (sigmoid(h @ weights + bias[0]) - target) / n  # gradient of the mean log loss

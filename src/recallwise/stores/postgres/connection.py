@@ -82,8 +82,8 @@ def split_url(url: str) -> tuple[str, dict[str, str], str]:
     own = {k: v for k, v in query if k in _OWN_PARAMETERS}
     rest = [(k, v) for k, v in query if k not in _OWN_PARAMETERS]
     # by hand: urlunsplit drops an empty authority (postgresql:///db?host=h -> postgresql:/db?host=h)
-    query = f"?{urlencode(rest)}" if rest else ""
-    conninfo = f"postgresql://{parts.netloc}{parts.path}{query}"
+    libpq_query = f"?{urlencode(rest)}" if rest else ""
+    conninfo = f"postgresql://{parts.netloc}{parts.path}{libpq_query}"
     redacted = redact_url(
         f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
     )
