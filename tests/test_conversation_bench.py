@@ -76,7 +76,7 @@ def test_figures_are_what_the_module_defines(tmp_path: Path) -> None:
     assert overall["opened_when_needed"] == 1.0  # the one request that needs memory opened
     assert overall["closed_when_not_needed"] == pytest.approx(2 / 3, abs=1e-4)  # the mountain opened
     assert overall["follow_up_precision"] is None  # nothing was taken for a follow-up
-    assert overall["follow_up_recall"] == 0.0  # "In San Jose, for four at 7." was not
+    assert overall["follow_up_recall"] == 0.0  # "In San Jose, for four at 7." did not retrieve
     assert overall["right_record_kept"] == 0.5  # kept on the request, not on its closed follow-up
     assert overall["records_per_needed_turn"] == 0.5
     assert overall["records_per_unneeded_turn"] == pytest.approx(1 / 3, abs=1e-4)

