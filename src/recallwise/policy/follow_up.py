@@ -22,13 +22,15 @@ message (does it stand on its own as a request?), its length and its anaphora an
 are asked :func:`~recallwise.policy.wording.follow_up_question` in the gate's call (only where a
 follow-up threshold was given or fitted for them).
 
-Then, on every turn with a fresh request (younger than ``ttl_s``):
+Then, on every turn with a fresh request (younger than ``ttl_s``), the head's p is traced and:
 
-- a follow-up searches and judges the request and this message together ("What should I have for
-  dinner?\\nyes please, do that"), whether or not the gate opened on it alone; the request stays;
-- anything else ends the chain: a chain never outlives the request it started from. A message the
-  gate opened on becomes the new request; "thanks", or a new question the gate closed on, leaves
-  no request behind.
+- a message the gate closed on that carries the request on searches and judges the request and
+  this message together ("What should I have for dinner?\\nyes please, do that"); the request stays;
+- a message the gate opened on is a request of its own: searched alone, it becomes the request (the
+  head took "What should I have for dinner?" right after a flight request for a follow-up at p 0.81;
+  searched with the flight, it kept 9 records);
+- anything else ends the chain: a chain never outlives the request it started from. "thanks", or
+  a new question the gate closed on, leaves no request behind.
 """
 
 from __future__ import annotations
