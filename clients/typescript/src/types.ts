@@ -1328,7 +1328,7 @@ export interface components {
             over_limit: boolean;
             /**
              * Turns
-             * @description labelled turns of this tenant's a fit of this head would read
+             * @description labelled turns of this tenant's a fit of this head would read (counted up to max_labels + 1)
              */
             turns: number;
         };

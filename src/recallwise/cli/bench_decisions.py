@@ -31,13 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--data",
         metavar="DIR",
-        help="folder of labelled-turn sets (*.jsonl: {text, label, records, ...} per line)",
+        help="folder of labelled-turn sets (*.jsonl: {text, label, records, ...} per line; "
+        "no default: give --data or --conversations)",
     )
     source.add_argument(
         "--conversations",
         metavar="DIR",
         help="folder of labelled conversations (*.jsonl, or split folders of them: "
-        "{id, persona, turns: [{text, needs_memory, follow_up, records}]} per line)",
+        "{id, persona, turns: [{text, needs_memory, follow_up, records}]} per line; "
+        "no default: give --data or --conversations)",
     )
     add_decider(parser)
     add_embedder(parser, "the stores and messages")

@@ -38,7 +38,9 @@ version 3 keep their ``seq`` as their id, so labels exported from them still nam
 
 **Forgetting and retention.** :meth:`DecisionLog.forget` deletes every turn of an actor and their
 labels, in one transaction, overwriting the freed pages (``secure_delete``) and checkpointing the
-WAL, so their messages and records' texts are gone from the file, not only from its queries.
+WAL, so their messages and records' texts are gone from the file, not only from its queries;
+:meth:`DecisionLog.forget_record` takes one deleted record's text out of the actor's turns and
+deletes its labels.
 ``retention_days`` deletes turns older than that (and their labels) when the log opens and every
 hour after.
 
@@ -430,6 +432,10 @@ class LogBackend(Protocol):
     def forget(self, actor_id: str) -> Forgotten:
         """Delete every turn of ``actor_id`` and their labels, leaving no copy of their text."""
 
+    def forget_record(self, actor_id: str, record_id: str) -> int:
+        """Take record ``record_id``'s text out of ``actor_id``'s turns that returned it, and delete
+        its labels; how many turns held it."""
+
     def prune(self, before: str) -> int:
         """Delete the turns logged before ``before`` (an ISO 8601 UTC time) and their labels."""
 
@@ -617,6 +623,30 @@ class SQLiteLogBackend:
             turns, gates, records = self._delete(conn, "actor_id = ?", (actor_id,))
         self._checkpoint()
         return Forgotten(turns, gates, records)
+
+    def forget_record(self, actor_id: str, record_id: str) -> int:
+        needle = json.dumps(record_id, ensure_ascii=False)  # as the trace's JSON spells the id
+        with self._write() as conn:
+            rows = conn.execute(
+                "SELECT seq, trace FROM turns WHERE actor_id = ? AND instr(trace, ?) > 0",
+                (actor_id, needle),
+            ).fetchall()
+            changed = []
+            for seq, text in rows:
+                trace = json.loads(text)
+                held = [c for c in trace.get("candidates") or [] if c.get("id") == record_id]
+                for candidate in held:
+                    candidate.pop("text", None)
+                if held:
+                    changed.append((json.dumps(trace, ensure_ascii=False, default=str), seq))
+            conn.executemany("UPDATE turns SET trace = ? WHERE seq = ?", changed)
+            conn.executemany(
+                "DELETE FROM record_labels WHERE turn_seq = ? AND record_id = ?",
+                [(seq, record_id) for _, seq in changed],
+            )
+        if changed:
+            self._checkpoint()
+        return len(changed)
 
     def prune(self, before: str) -> int:
         with self._write() as conn:
@@ -830,6 +860,13 @@ class DecisionLog(ClosesOnExit):
         of theirs still being answered while this runs may be logged after it."""
         self.settle()
         return self.backend.forget(actor_id)
+
+    def forget_record(self, actor_id: str, record_id: str) -> int:
+        """Take a deleted record's text out of the turns of ``actor_id`` that returned it (their
+        candidates keep its id, score and verdict) and delete the labels given to it, so no refit
+        reads it; how many turns held it."""
+        self.settle()
+        return self.backend.forget_record(actor_id, record_id)
 
     # ---- reading ----------------------------------------------------------------------------------
     def turns(

@@ -440,10 +440,12 @@ class RecallPolicy:
         if self.guarded_decider is None:
             stages.keep_above_floor(turn, candidates, self.options.keep.relevance_score)
             return
-        judged = stages.judge(turn, self.guarded_decider, self.store.embedder, candidates)
+        o = self.options.keep
+        judged = stages.judge(turn, self.guarded_decider, self.store.embedder, candidates, o.by_gate)
         if judged and turn.judge_usage.get("judge_head"):
             turn.trace.heads["judge"] = self.heads.get("judge", "")
-        o = self.options.keep
+        # a judge that read the turn's need for memory has it in its p already
+        multiply = o.by_gate and not turn.judge_usage.get("judge_need")
         budget: int | None = None
         # Episodic memories (opt-in): re-score by session, keep by the adaptive budget (both
         # fitted for the embedded decider's log-odds; another judge's answers are left alone).
@@ -464,7 +466,7 @@ class RecallPolicy:
                 self.thresholds["judge_relative"],
                 turn.max_records,
                 budget,
-                stages.need_of(turn) if o.by_gate else 1.0,
+                stages.need_of(turn) if multiply else 1.0,
             )
 
         stages.keep_judged(turn, candidates, judged, rule)

@@ -52,6 +52,7 @@ __all__ = [
     "embed",
     "fitted_log_odds",
     "follow_up",
+    "gate_need",
     "judge",
     "keep_above_floor",
     "open_gate",
@@ -354,16 +355,25 @@ def candidates_of(turn: Turn) -> list[Candidate]:
     return out
 
 
-def judge(turn: Turn, decider: GuardedDecider, embedder: Embedder, candidates: list[Candidate]) -> bool:
+def judge(
+    turn: Turn,
+    decider: GuardedDecider,
+    embedder: Embedder,
+    candidates: list[Candidate],
+    by_gate: bool = True,
+) -> bool:
     """Ask the judge about every candidate (one call per MAX_QUESTIONS of them); False when it
-    failed (keep all)."""
+    failed (keep all). ``by_gate``: the judge is told the turn's need for memory
+    (:func:`gate_need`), which a judge head reading it turns into "nothing belongs"."""
     if turn.decider_failed:
         # One failure per turn at most: a decider that just timed out or answered garbage
         # would most likely do it again, doubling the turn's worst case for nothing.
         turn.trace.notes.append("judge: not asked, the decider failed at the gate this turn")
         return False
     questions = {f"r{i}": judge_question(c.text) for i, c in enumerate(candidates)}
-    hints = DecisionHints(state_vector=turn.vector, embedder_name=turn.embedder_name)
+    hints = DecisionHints(
+        state_vector=turn.vector, embedder_name=turn.embedder_name, need=gate_need(turn) if by_gate else None
+    )
     missing: list[int] = []
     for i, (_, hit) in enumerate(turn.hits):
         if hit.record.embedding is not None:
@@ -462,10 +472,26 @@ def adaptive_keep_count(turn: Turn, scores: np.ndarray, budget: AdaptiveBudget) 
     return count
 
 
+def gate_need(turn: Turn) -> float | None:
+    """The turn's need for memory as the gate said it, for a judge that reads it: the gate's p
+    when the gate opened on it, and when a name in the store opened it below the threshold (a
+    general question that shares a word with a record, "How do I install Go on Ubuntu?", is no
+    more a request for memory for it); None when a follow-up opened the turn (it carries on a
+    request that needed memory), the gate failed or none was asked."""
+    trace = turn.trace
+    p, threshold = trace.gate_p, trace.gate_threshold
+    if p is None or threshold is None or turn.follow_up:
+        return None
+    if p < threshold and not trace.names_in_store:
+        return None
+    return min(1.0, float(p))
+
+
 def need_of(turn: Turn) -> float:
-    """The turn's need for memory (``KeepOptions.by_gate``): the gate's p when the gate opened
-    on it; 1 when something else opened the turn (a name in the store, a follow-up, a failed
-    gate, no gate)."""
+    """The turn's need for memory the keep rule multiplies a judge's p by
+    (``KeepOptions.by_gate``, a judge that does not read the need itself): the gate's p when the
+    gate opened on it, else 1 (opened by a name in the store, a follow-up, a failed gate, no
+    gate: the fifth round's rule, which that judge's threshold was chosen with)."""
     trace = turn.trace
     p, threshold = trace.gate_p, trace.gate_threshold
     if p is None or threshold is None or p < threshold or turn.follow_up:

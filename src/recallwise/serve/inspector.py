@@ -48,7 +48,6 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -278,7 +277,10 @@ class RefitPlanOut(BaseModel):
     would read, and the commands that apply a refit; nothing is computed."""
 
     head: HeadName
-    turns: int = Field(description="labelled turns of this tenant's a fit of this head would read")
+    turns: int = Field(
+        description="labelled turns of this tenant's a fit of this head would read (counted up to "
+        "max_labels + 1)"
+    )
     left_out: int = Field(description="labelled turns without a label for this head")
     max_labels: int = Field(description="the most labelled turns a preview reads (--max-refit-labels)")
     over_limit: bool = Field(description="more labelled turns than max_labels: a preview is refused")
@@ -450,6 +452,12 @@ class Inspector:
             over_limit=len(turns) > cap,
             commands=RefitCommandsOut(**refit_commands(head, keys=keys, decider=decider)),
         )
+
+    def can_refit(self, principal: Principal) -> None:
+        """Refuse, before a preview waits for its turn, what no wait would change: a key without
+        the admin scope (403), a server without a log (404) or without learned heads (422)."""
+        self._open(principal)
+        self._embedded()
 
     def _embedded(self) -> EmbeddedDecider:
         decider = self.service.policy.decider
@@ -735,7 +743,7 @@ def inspector_router(
         # process with tenants taking turns, within --refit-timeout-s, stopped if the client leaves.
         if not queues:
             queues.append(FairQueue(limits.refit_workers, limits.max_refits_per_tenant))
-        await run_in_threadpool(inspector.refit_plan, who, model.HEAD, keys=keys)  # 401/403/404 first
+        inspector.can_refit(who)  # 403 / 404 / 422 before it waits for a slot
         stop = Stop(limits.refit_timeout_s)
         result: _Preview | None = None
         refused: ServiceError | None = None  # raised outside the task group (not in an ExceptionGroup)
