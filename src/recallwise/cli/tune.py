@@ -455,6 +455,7 @@ def _echo_notes(result: TuneResult, reads_wording: bool = True) -> list[str]:
 def _fit_data(args: argparse.Namespace, role: HeadName) -> tuple[list[Any], list[dict[str, Any]], list[str]]:
     """The turns to fit on, where each set came from, and notes (what a log's labels left out)."""
     from ..serve.refit import logged_turns
+    from ..stores.urls import redact_url
     from ..tuning.labelled import read_labelled_sources, read_labelled_turns
 
     pattern = f"{role}-*.jsonl"
@@ -469,7 +470,7 @@ def _fit_data(args: argparse.Namespace, role: HeadName) -> tuple[list[Any], list
         turns.extend(logged.turns)
         sources.append(
             {
-                "path": f"{args.from_log} + {args.labels}",
+                "path": f"{redact_url(args.from_log)} + {args.labels}",
                 "turns": len(logged.turns),
                 "left_out": logged.left_out,
             }
