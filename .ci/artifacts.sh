@@ -5,12 +5,12 @@
 #      out, as a clone would) exported to a temp dir, SOURCE_DATE_EPOCH = the last commit's time;
 #   2. `python -m build` (the sdist, then the wheel from the sdist), `twine check --strict`, and
 #      `npm ci && npm pack` in clients/typescript (its prepack script compiles it);
-#   3. the wheel and sdist built a second time, from the tree, and the npm tarball packed a second
-#      time: each must be byte-identical to the first;
-#      what each artifact holds against the tree (.ci/check_artifacts.py);
-#   4. the wheel in a fresh venv, run from a temp dir outside the tree: `recallwise --version`,
-#      then with its [serve,mcp] extras `demo --json`, `serve` + `/v1/recall`, `mcp` + one `recall`
-#      call, and the npm tarball in a fresh Node 22 project recalling from that server
+#   3. what each artifact holds against the tree, and the wheel and sdist built a second time (from
+#      the tree) and the npm tarball packed a second time: each byte-identical to the first
+#      (.ci/check_artifacts.py);
+#   4. the wheel alone in a fresh venv, run from a temp dir outside the tree: `recallwise --version`,
+#      `demo --json`; then with its [serve,mcp] extras: `serve` + `/v1/recall`, the npm tarball in a
+#      fresh Node 22 project recalling from that server, `mcp` + one `recall` call
 #      (.ci/artifact_smoke.py).
 # Usage: bash .ci/artifacts.sh [OUT]   The artifacts are left in OUT/ (default: a temp dir, removed).
 # Needs the active venv's python with build, twine and packaging ([dev] has them); Node from .ci/node.sh.

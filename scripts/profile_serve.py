@@ -5,11 +5,12 @@
 Runs ``recallwise bench serve ARGS --json`` (default ``--sessions 50 --turns 20``), and while its
 server answers (from ``/readyz`` until it exits: the load, then the bench's 40 idle recalls):
 
-- reads every thread's CPU seconds from ``/proc/PID/task/TID/stat`` (four times a second; a thread
-  that ends keeps its last figure), and groups them by what the thread is: the event loop (uvicorn,
-  FastAPI, request validation and response serialisation), the request threads (anyio's workers:
-  the policy, the store), the embedding batcher (tokenising, the ONNX call's own thread) and the
-  native threads no Python code runs in (onnxruntime's intra-op pool);
+- reads every thread's CPU seconds (user and system) from ``/proc/PID/task/TID/stat`` (four
+  times a second; a thread that ends keeps its last figure), and groups them by what the thread
+  is: the event loop (uvicorn, FastAPI, request validation and response serialisation), the
+  request threads (anyio's workers: the policy, the store), the embedding batcher (tokenising,
+  the ONNX call's own thread) and the native threads no Python code runs in (onnxruntime's
+  intra-op pool);
 - records a py-spy profile of the Python threads (``py-spy record --format raw --threads``, when
   py-spy is installed: ``pip install py-spy``), and prints its top frames, self and inclusive.
 
@@ -62,15 +63,15 @@ def _server_pid(bench: subprocess.Popen[bytes], timeout_s: float = 300.0) -> tup
     raise SystemExit("profile_serve: the bench started no server")
 
 
-def _threads_cpu(pid: int) -> dict[int, float]:
-    """CPU seconds (user + system) of each live thread of ``pid``."""
-    out: dict[int, float] = {}
+def _threads_cpu(pid: int) -> dict[int, tuple[float, float]]:
+    """CPU seconds (user, system) of each live thread of ``pid``."""
+    out: dict[int, tuple[float, float]] = {}
     for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        out[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / TICKS
+        out[int(stat.parent.name)] = (int(fields[11]) / TICKS, int(fields[12]) / TICKS)
     return out
 
 
@@ -150,9 +151,9 @@ def main() -> int:
         at_ready = _threads_cpu(pid)
         spy = None
         if shutil.which("py-spy"):
+            record = ["py-spy", "record", "--pid", str(pid), "--rate", str(args.rate), "--format", "raw"]
             spy = subprocess.Popen(
-                ["py-spy", "record", "--pid", str(pid), "--rate", str(args.rate), "--format", "raw"]
-                + ["--threads", "--nonblocking", "-o", str(out / "profile.raw")],
+                [*record, "--threads", "--nonblocking", "-o", str(out / "profile.raw")],
                 stdout=subprocess.DEVNULL,
                 stderr=(out / "py-spy.log").open("wb"),
             )
@@ -167,8 +168,12 @@ def main() -> int:
     turns = result["http"]["turns"]
     names, stacks = _read_profile(out / "profile.raw")
     groups: collections.Counter[str] = collections.Counter()
-    for tid, cpu in last.items():
-        groups[_group(names.get(tid), tid, pid)] += cpu - at_ready.get(tid, 0.0)
+    system: collections.Counter[str] = collections.Counter()
+    for tid, (user, sys_s) in last.items():
+        user_before, sys_before = at_ready.get(tid, (0.0, 0.0))
+        group = _group(names.get(tid), tid, pid)
+        groups[group] += user - user_before + sys_s - sys_before
+        system[group] += sys_s - sys_before
     total = sum(groups.values())
     summary = {
         "command": command,
@@ -181,6 +186,8 @@ def main() -> int:
         "cpu_ms_per_turn_by_thread": {
             g: round(v / turns * 1000, 3) for g, v in sorted(groups.items(), key=lambda kv: -kv[1])
         },
+        # the kernel's share of it (system calls: sockets, futexes of thread hand-offs, SQLite's I/O)
+        "system_cpu_ms_per_turn_by_thread": {g: round(system[g] / turns * 1000, 3) for g in groups},
         "profile": _top(stacks, args.top),
     }
     (out / "threads.json").write_text(json.dumps(summary, indent=2))

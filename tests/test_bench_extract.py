@@ -137,6 +137,8 @@ def test_plain_english_is_not_flagged(record):
         ("The user loves all of those bands.", False),
         ("The user is the only one in the family.", False),
         ("The user has three sisters and one brother.", False),
+        ("The user visits her every December.", True),
+        ("The user's mother lives in Porto and the user visits her every December.", False),
     ],
 )
 def test_fragments(record, is_fragment):

@@ -9,6 +9,7 @@ import pytest
 
 from recallwise import DecisionLog, MemoryRecord, RecallPolicy
 from recallwise.cli import main
+from recallwise.policy.log import LOG_SCHEMA_VERSION
 from recallwise.testing import ScriptedDecider
 
 NS = ["/facts/{actorId}"]
@@ -320,7 +321,7 @@ def test_a_log_written_by_the_first_release_opens_migrated(tmp_path, version):
             [{"id": "r1", "text": "tea", "label": True}]
         ]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == LOG_SCHEMA_VERSION == 4
     conn.close()
 
 

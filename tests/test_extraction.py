@@ -53,7 +53,8 @@ def user(text: str, session: str = "s1", actor: str = "u1") -> Event:
         ("Oat milk is my go-to now.", ["The user's go-to is Oat milk."]),
         (
             "My sister lives in Oslo and I visit her every summer.",
-            ["The user's sister lives in Oslo.", "The user visits her every summer."],
+            # "her" is the sister: one record, not "The user visits her every summer." alone
+            ["The user's sister lives in Oslo and the user visits her every summer."],
         ),
         (
             "I live in Vancouver, so I usually fly out of YVR.",

@@ -119,6 +119,11 @@ def test_a_command_without_its_extra_is_one_line_exit_2(
         ("recallwise.integrations.mem0", "mem0", "mem0"),
         ("recallwise.integrations.strands", "strands", "strands"),
         ("recallwise.integrations.agentcore", "bedrock_agentcore", "agentcore"),
+        ("recallwise.integrations.llamaindex", "llama_index", "llamaindex"),
+        ("recallwise.integrations.crewai", "crewai", "crewai"),
+        ("recallwise.integrations.agent_framework", "agent_framework", "agent-framework"),
+        ("recallwise.integrations.openai_agents", "agents", "openai-agents"),
+        ("recallwise.integrations.agno", "agno", "agno"),
     ],
 )
 def test_an_integration_without_its_extra_raises_an_import_error_naming_it(

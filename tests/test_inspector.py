@@ -483,7 +483,9 @@ def test_the_refit_preview_is_the_cli_fit_on_the_same_labels(refit_server, tmp_p
         answer = _preview(server, keys["a-admin"], head)
         assert answer.status_code == 200, answer.text
         preview = model.model_validate_json(answer.content).model_dump()
-        cli = run_cli("tune", head, "--from-log", str(log), "--labels", str(labels), "--json")
+        cli = run_cli(
+            "tune", head, "--from-log", str(log), "--labels", str(labels), "--base", "none", "--json"
+        )
         assert cli.returncode == 0, cli.stderr
         fitted = json.loads(cli.stdout)
         for side in ("before", "after"):
@@ -518,7 +520,7 @@ def test_the_refit_preview_is_the_cli_fit_on_the_same_labels(refit_server, tmp_p
         "> labels.json"
     )
     assert commands["fit"] == (
-        "recallwise tune gate --from-log LOG --labels labels.json --write-head gate.npz "
+        "recallwise tune gate --from-log LOG --labels labels.json --base none --write-head gate.npz "
         "--write-config recallwise.json"
     )
     assert commands["load"].startswith("RECALLWISE_CONFIG=recallwise.json recallwise serve")
@@ -552,7 +554,7 @@ def test_tune_from_the_log_fits_each_head_on_the_turns_labelled_for_it(refit_ser
     records_only = [{k: v for k, v in t.items() if k != "label"} for t in exported if "records" in t]
     mixed = tmp_path / "mixed.json"
     mixed.write_text(json.dumps({"labels": exported[:-3] + records_only[:3]}), encoding="utf-8")
-    done = run_cli("tune", "gate", "--from-log", str(log), "--labels", str(mixed), "--json")
+    done = run_cli("tune", "gate", "--from-log", str(log), "--labels", str(mixed), "--base", "none", "--json")
     assert done.returncode == 0, done.stderr
     fitted = json.loads(done.stdout)
     assert fitted["before"]["n"] == len(exported) - 3

@@ -546,3 +546,24 @@ def test_llamaindex_wrapped_block_transparent_and_failing_gates_pull_the_block_a
         gated = GatedMemoryBlock.wrapping(block, actor_id=ACTOR, decider=decider)
         assert asyncio.run(gated.aget([ChatMessage(role="user", content=HELLO)])) == stock
     assert gated.gate.stats.decider_errors >= 1
+
+
+def test_hook_asks_a_running_service_with_serve(monkeypatch, tmp_path):
+    from serve_server import persona_server
+
+    with persona_server(tmp_path, "hooked") as server:
+        thanks = _hook(monkeypatch, json.dumps({"prompt": "thanks!"}), "--serve", server.url, "--actor", ACTOR)
+        assert thanks.returncode == 0 and thanks.stdout == ""
+        dinner = _hook(monkeypatch, json.dumps({"prompt": DINNER}), "--serve", server.url, "--actor", ACTOR)
+        assert dinner.returncode == 0 and "<user_context>" in dinner.stdout
+        assert any(word in dinner.stdout for word in DIET)
+    # the service gone: nothing on stdout, one line on stderr, exit 1 (the prompt goes on)
+    gone = _hook(monkeypatch, json.dumps({"prompt": DINNER}), "--serve", server.url, "--actor", ACTOR)
+    assert gone.returncode == 1 and gone.stdout == ""
+    assert "did not answer" in gone.stderr and "Traceback" not in gone.stderr
+
+
+def test_hook_needs_a_store_or_a_service(monkeypatch):
+    monkeypatch.delenv("RECALLWISE_STORE", raising=False)
+    done = _hook(monkeypatch, '{"prompt": "hi"}', "--actor", ACTOR)
+    assert done.returncode == 2 and "--store URL (or --serve URL" in done.stderr

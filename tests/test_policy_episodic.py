@@ -124,10 +124,11 @@ def test_the_episodic_options_are_off_by_default_and_are_the_fitted_values():
 
 def test_rescoring_writes_the_rescored_probability_back_and_the_trace_says_so(episodes):
     question = "What did Mara do in Lisbon?"
-    # the same judge as the episodic options' (no life-domain table), without re-scoring or budget
-    plain = RecallPolicy(episodes, namespaces=["/events/{actorId}"], judge_domains=False).recall(
-        question, actor_id="m"
-    )
+    # the same judge as the episodic options' (no life-domain table, not told the turn's need),
+    # without re-scoring or budget
+    plain = RecallPolicy(
+        episodes, namespaces=["/events/{actorId}"], judge_domains=False, keep_by_gate=False
+    ).recall(question, actor_id="m")
     policy = RecallPolicy(episodes, namespaces=["/events/{actorId}"], **EPISODIC_OPTIONS)
     recall = policy.recall(question, actor_id="m")
     before = {c.id: c.judge_p for c in plain.trace.candidates}
@@ -183,9 +184,9 @@ def test_records_from_one_session_are_left_as_the_judge_said(real_store):
             for t, _ in EVENTS[:3]
         ]
     )
-    plain = RecallPolicy(real_store, namespaces=["/events/{actorId}"], judge_domains=False).recall(
-        "Lisbon?", actor_id="m"
-    )
+    plain = RecallPolicy(
+        real_store, namespaces=["/events/{actorId}"], judge_domains=False, keep_by_gate=False
+    ).recall("Lisbon?", actor_id="m")
     recall = RecallPolicy(real_store, namespaces=["/events/{actorId}"], **EPISODIC_OPTIONS).recall(
         "Lisbon?", actor_id="m"
     )

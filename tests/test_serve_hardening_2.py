@@ -156,11 +156,14 @@ async def test_n2_tenants_take_turns_and_one_tenant_cannot_queue_more_than_its_s
 
     queue = FairQueue(workers=1, per_tenant=3)
     order: list[str] = []
+    # a1 holds the only slot until the refusal below has been checked (a sleep here would let a1
+    # finish first on a loaded machine, and a's fourth request would then fit in its share)
+    release = anyio.Event()
 
     async def preview(name: str, tenant: str) -> None:
         async with queue.slot(tenant):
             order.append(name)
-            await anyio.sleep(0.01)
+            await release.wait()
 
     async with anyio.create_task_group() as group:
         for name, tenant in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c")]:
@@ -171,6 +174,7 @@ async def test_n2_tenants_take_turns_and_one_tenant_cannot_queue_more_than_its_s
             async with queue.slot("a"):
                 pass
         assert refused.value.status == 429
+        release.set()
     # a1 ran first; then b and c had their turns before a's second and third
     assert order == ["a1", "b1", "c1", "a2", "a3"]
     assert queue.running == 0 and queue.waiting == 0
@@ -279,6 +283,42 @@ def test_n3_forgetting_in_python_and_over_mcp(tmp_path):
         anyio.run(run)
     finally:
         service.close()
+
+
+def test_n3_deleting_one_record_takes_its_text_and_labels_out_of_the_log(tmp_path):
+    from recallwise import DecisionLog, MemoryRecord
+    from recallwise.serve.access import LOCAL
+    from recallwise.serve.service import MemoryService
+    from recallwise.testing import ScriptedDecider
+
+    store = open_store(f"sqlite:///{tmp_path}/m.db")
+    kept, gone = store.add_records(
+        [
+            MemoryRecord(actor_id="u", namespace="/facts/u", text="U keeps bees."),
+            MemoryRecord(actor_id="u", namespace="/facts/u", text="U is vegetarian."),
+        ]
+    )
+    service = MemoryService.open(
+        store,
+        decider=ScriptedDecider(gate=0.95, judge=0.9, local=True),
+        batch_embeddings=False,
+        namespaces=["/facts/{actorId}"],
+        log=DecisionLog(tmp_path / "log.db"),
+    )
+    try:
+        service.recall(LOCAL, "u", DINNER)
+        log = service.policy.log
+        (turn,) = log.turns()
+        log.add_labels(turn.id, gate=True, records={kept.id: True, gone.id: True})
+        service.delete_record(LOCAL, gone.id)
+        (after,) = log.turns()
+        texts = {c["id"]: c.get("text") for c in after.candidates}
+        assert texts == {kept.id: "U keeps bees.", gone.id: None}  # its id and verdict stay
+        assert after.record_labels == {kept.id: True} and after.gate_label is True
+    finally:
+        service.close()
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.glob("log.db*"))
+    assert b"U is vegetarian" not in on_disk
 
 
 # ---- N4: repeated judge ids made one verdict stand for two records -----------------------------------
@@ -414,6 +454,13 @@ def test_n7_cross_site_requests_cannot_compute_or_write(loose, keyed):
         assert foreign.status_code == 403 and foreign.json()["error"]["field"] == "origin"
         assert c.post("/v1/records", json=body, headers={"origin": server.url}).status_code == 200
         assert c.delete("/v1/actors/x", headers=cross).status_code == 403
+        # behind a proxy that rewrites Host: the browser's own word (same-origin), or the proxy's
+        # X-Forwarded-Host, says the page is this site's
+        proxied = "https://memory.example.com"
+        same = {"origin": proxied, "sec-fetch-site": "same-origin"}
+        assert c.post("/v1/records", json=body, headers=same).status_code == 200
+        forwarded = {"origin": proxied, "x-forwarded-host": "memory.example.com"}
+        assert c.post("/v1/records", json=body, headers=forwarded).status_code == 200
 
 
 # ---- N8: numbers and booleans were converted from strings ----------------------------------------------

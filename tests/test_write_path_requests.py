@@ -183,6 +183,15 @@ def test_names_places_and_times_survive(text: str, record: str) -> None:
         ("I have two cats. I love them.", ["The user has two cats and loves them."]),
         ("I have a sister. She's a pole dancer.", ["The user has a sister and she's a pole dancer."]),
         (
+            "My mother lives in Porto, and I visit her every December.",
+            ["The user's mother lives in Porto and the user visits her every December."],
+        ),
+        (
+            "I avoid caffeine because it makes me anxious.",
+            ["The user avoids caffeine because it makes them anxious."],
+        ),
+        ("I love pizza. I call her every day.", ["The user loves pizza."]),
+        (
             "I like to shop and I like to go to the movies.",
             ["The user likes to shop.", "The user likes to go to the movies."],
         ),

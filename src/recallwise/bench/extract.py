@@ -457,6 +457,8 @@ def fragment(record: str) -> bool:
 #: pronouns that stand for a noun said before them; "one"/"ones" for a noun with its modifier
 _PLURAL_POINTERS = frozenset(["them", "they", "those", "these"])
 _ONES = frozenset(["ones", "one"])
+#: "her", "him": a person the record must name ("The user visits her every December." names nobody)
+_PERSON_POINTERS = frozenset(["he", "him", "his", "she", "her", "hers", "he's", "she's"])
 # words before a noun that make the word after them a noun even if it is also a verb ("the temples")
 _DETERMINERS = frozenset(
     ["a", "an", "the", "their", "his", "her", "its", "some", "any", "many", "few", "several", "of", "two",
@@ -495,9 +497,10 @@ def _nominal(tokens: Sequence[str], index: int, verb: int) -> bool:
 def unresolved_pronoun(record: str) -> str | None:
     """The first pronoun of ``record`` that nothing in it can stand for, or None.
 
-    "them", "they", "those", "these" and "it" need a noun somewhere before them (not the subject
-    "the user"; but "they" after "the user" and "them" after "the user's" may be the user); "ones"
-    and "one" need one before their own modifier ("avoids fantasy-themed ones" has none).
+    "them", "they", "those", "these", "it", "he", "she", "him" and "her" need a noun somewhere
+    before them (not the subject "the user"; but "they" after "the user" and "them" after "the
+    user's" may be the user); "ones" and "one" need one before their own modifier ("avoids
+    fantasy-themed ones" has none).
 
     >>> unresolved_pronoun("The user owns a few pairs of heels but finds them uncomfortable.")
     >>> unresolved_pronoun("The user finds them uncomfortable.")
@@ -511,7 +514,7 @@ def unresolved_pronoun(record: str) -> str | None:
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
         if token in ("those", "these", "one") and following and "NOUN" in _pos(following):
             continue  # "those bands", "one brother": a determiner or a number, not a pronoun
-        if token in _PLURAL_POINTERS or token == "it":
+        if token in _PLURAL_POINTERS or token == "it" or token in _PERSON_POINTERS:
             if index + 1 < len(tokens) and token == "it" and tokens[index + 1] in ("is", "was"):
                 continue  # "it is", "it was": most often a dummy subject ("it was worth it")
             if token == "they" and "user" in tokens[:index]:

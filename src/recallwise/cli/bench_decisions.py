@@ -31,13 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--data",
         metavar="DIR",
-        help="folder of labelled-turn sets (*.jsonl: {text, label, records, ...} per line)",
+        help="folder of labelled-turn sets (*.jsonl: {text, label, records, ...} per line; "
+        "no default: give --data or --conversations)",
     )
     source.add_argument(
         "--conversations",
         metavar="DIR",
         help="folder of labelled conversations (*.jsonl, or split folders of them: "
-        "{id, persona, turns: [{text, needs_memory, follow_up, records}]} per line)",
+        "{id, persona, turns: [{text, needs_memory, follow_up, records}]} per line; "
+        "no default: give --data or --conversations)",
     )
     add_decider(parser)
     add_embedder(parser, "the stores and messages")
@@ -170,3 +172,7 @@ def _print_conversations(result: dict[str, Any]) -> None:
     for name, figures in groups:
         rows.append((name, figures["turns"], *(_cell(figures[key]) for key in FIGURES[2:])))
     print(table(rows, ["group", "turns", *(_COLUMNS[key] for key in FIGURES[2:])]))
+    opened = counts.get("unneeded_opened_by") or {}
+    if opened:
+        said = ", ".join(f"{why} {n}" for why, n in opened.items())
+        print(f"\nturns that needed no memory and retrieved, by what opened them: {said}")

@@ -29,6 +29,17 @@ from ..tuning.candidates import Role, WordingCandidate
 from ..tuning.data import FOLLOW_UP_FILE, GATE_FILE
 from ..tuning.gate_head import OPEN_RATE
 from ..tuning.judge_head import RECORDS_PER_REQUEST
+from ..tuning.refit import (
+    GUARD,
+    SHIPPED,
+    TOLERANCE,
+    USER_WEIGHT,
+    combine,
+    guard_figure,
+    on_labels,
+    refusal,
+    shipped_data,
+)
 from . import progress_bar, report
 from .common import add_decider, add_embedder, add_json, decider_from_args, embedder_from_args, table
 
@@ -41,12 +52,13 @@ def add_labels(parser: argparse.ArgumentParser, role: Role, labels: str) -> None
     follow-up): --labels, whose rows ``labels`` describes, and the wording flags."""
     parser.add_argument(
         "--labels",
-        required=role != "gate",
+        required=role not in ("gate", "follow_up"),
         metavar="FILE.jsonl|builtin:NAME",
         help='one {"text": str, "label": bool} per line ('
         + labels
         + ")"
-        + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else ""),
+        + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else "")
+        + ("; default: none, then --fit fits the pair head" if role == "follow_up" else ""),
     )
     add_wording_flags(parser, role)
 
@@ -65,8 +77,29 @@ def add_head_flags(parser: argparse.ArgumentParser, role: str) -> None:
         "--calibrate",
         action="append",
         metavar="DATA.jsonl|DIR",
-        help="held-out labelled turns to calibrate on and grade by (default: out-of-fold predictions "
-        "of the fit data)",
+        help="held-out labelled turns to calibrate on and grade by; the fit is then exactly the --fit "
+        "data (default: the shipped calibration split, see --base)",
+    )
+    parser.add_argument(
+        "--base",
+        default=SHIPPED,
+        metavar="shipped|none|DIR",
+        help="without --calibrate, the data your labels are combined with: 'shipped' (data/decisions/ "
+        "of a source checkout: its fit sets, calibrated and graded on its calib/ split), a folder "
+        "holding fit/ and calib/, or 'none' (your labels alone, graded out of fold) "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--weight",
+        type=float,
+        default=USER_WEIGHT,
+        help="how many of the base data's turns each of your labelled turns weighs (default %(default)s)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write the head even when it is worse than the current one on the calibration split "
+        f"(by more than {TOLERANCE}; without it that exits 2 and writes nothing)",
     )
     parser.add_argument(
         "--from-log",
@@ -422,6 +455,7 @@ def _echo_notes(result: TuneResult, reads_wording: bool = True) -> list[str]:
 def _fit_data(args: argparse.Namespace, role: HeadName) -> tuple[list[Any], list[dict[str, Any]], list[str]]:
     """The turns to fit on, where each set came from, and notes (what a log's labels left out)."""
     from ..serve.refit import logged_turns
+    from ..stores.urls import redact_url
     from ..tuning.labelled import read_labelled_sources, read_labelled_turns
 
     pattern = f"{role}-*.jsonl"
@@ -436,7 +470,7 @@ def _fit_data(args: argparse.Namespace, role: HeadName) -> tuple[list[Any], list
         turns.extend(logged.turns)
         sources.append(
             {
-                "path": f"{args.from_log} + {args.labels}",
+                "path": f"{redact_url(args.from_log)} + {args.labels}",
                 "turns": len(logged.turns),
                 "left_out": logged.left_out,
             }
@@ -477,21 +511,35 @@ def run_fit(args: argparse.Namespace) -> int:
     env = config_from_env()  # a broken RECALLWISE_CONFIG is reported now, not after the fit
     if args.write_config and Path(args.write_config).exists():
         read_config(args.write_config)
-    turns, sources, data_notes = _fit_data(args, role)
-    calibration = (
-        read_labelled_sources(args.calibrate, f"{role}-*.jsonl", role)[0] if args.calibrate else None
-    )
+    own, sources, data_notes = _fit_data(args, role)
+    pattern = f"{role}-*.jsonl"
+    # without --calibrate: the user's labels weighed against the shipped fit data, graded on the
+    # shipped calibration split (tuning/refit.py); with it: exactly the --fit data
+    base = None if args.calibrate else shipped_data(args.base)
+    turns, weights = list(own), None
+    base_sources: list[dict[str, Any]] = []
+    if args.calibrate:
+        calibration_specs: list[str] | None = list(args.calibrate)
+    elif base is not None:
+        base_turns, base_sources = read_labelled_sources(base.fit_specs(role), pattern, role)
+        turns, weights = combine(own, base_turns, args.weight)
+        calibration_specs = base.calibration_specs()
+    else:
+        calibration_specs = None
+    calibration = read_labelled_sources(calibration_specs, pattern, role)[0] if calibration_specs else None
     embedder = embedder_from_args(args)
     current = configured_decider(EmbeddedDecider(embedder), [env])
     assert isinstance(current, EmbeddedDecider)
     thresholds = Thresholds.resolve("embedded", configs=[env], head=current.head_thresholds()).values
-    provenance = {
+    provenance: dict[str, Any] = {
         "data": sources,
-        "calibration": [s["path"] for s in read_labelled_sources(args.calibrate, f"{role}-*.jsonl", role)[1]]
-        if args.calibrate
+        "calibration": [s["path"] for s in read_labelled_sources(calibration_specs, pattern, role)[1]]
+        if calibration_specs
         else "out of fold",
         "command": "recallwise " + " ".join(getattr(args, "argv", sys.argv[1:])),
     }
+    if base is not None:
+        provenance["base"] = {"data": base_sources, "user_weight": args.weight}
     total = len(turns) + (len(calibration) if calibration else 0)
     if role == "gate":  # the gate's work is embedding every message in each model's space
         total *= 2 if current.multilingual_decider() is not None else 1
@@ -508,8 +556,15 @@ def run_fit(args: argparse.Namespace) -> int:
             domain_table=getattr(args, "domain_table", False),
             progress=bar.update,
             provenance=provenance,
+            weights=weights,
         )
     fit.notes[:0] = data_notes
+    labels = on_labels(fit, own, current, thresholds) if base is not None else None
+    refused = refusal(fit)
+    if refused and args.write_head and not args.force:
+        raise UsageError(refused)
+    if refused:
+        fit.notes.append(refused.replace("not written", "worse", 1) if args.write_head else refused)
     written: dict[str, str | None] = {"head": None, "config": None}
     if args.write_head:
         path = fit.write(args.write_head)
@@ -526,8 +581,22 @@ def run_fit(args: argparse.Namespace) -> int:
             )
             write_config(args.write_config, "embedded", {}, heads={role: entry})
             written["config"] = args.write_config
-    result = {**fit.as_dict(), "data": sources, "written": written}
-    return report(args, result, lambda _: _print_fit(fit, sources, written))
+    result = {
+        **fit.as_dict(),
+        "data": sources,
+        "base": provenance.get("base"),
+        "on_labels": labels,
+        "guard": {
+            "figure": GUARD[role][0],
+            "before": guard_figure(role, fit.before),
+            "after": guard_figure(role, fit.after),
+            "tolerance": TOLERANCE,
+            "worse": refused is not None,
+            "forced": bool(refused and args.force and args.write_head),
+        },
+        "written": written,
+    }
+    return report(args, result, lambda _: _print_fit(fit, sources, written, labels))
 
 
 _FIT_ROWS = {
@@ -550,17 +619,35 @@ _FIT_ROWS = {
 }
 
 
-def _print_fit(fit: Any, sources: list[dict[str, Any]], written: dict[str, str | None]) -> None:
+def _print_fit(
+    fit: Any,
+    sources: list[dict[str, Any]],
+    written: dict[str, str | None],
+    labels: dict[str, dict[str, Any]] | None = None,
+) -> None:
     turns = sum(int(s["turns"]) for s in sources)
+    base = fit.head.provenance.get("base")
+    combined = (
+        f", combined with {sum(int(s['turns']) for s in base['data'])} shipped turns (yours weigh "
+        f"{base['user_weight']:g} each)"
+        if base
+        else ""
+    )
     print(
-        f"tune {fit.role} --fit: {turns} labelled turns from {len(sources)} file(s); graded on "
+        f"tune {fit.role} --fit: {turns} labelled turns from {len(sources)} file(s){combined}; graded on "
         f"{fit.graded_on} (n = {fit.after['n']})"
     )
     rows = []
     for key, label in _FIT_ROWS[fit.role]:
         before, after = fit.before.get(key), fit.after.get(key)
-        rows.append((label, _cell(before), _cell(after)))
-    print(table(rows, ["", "before (current)", "after (fitted)"]))
+        row = [label, _cell(before), _cell(after)]
+        if labels is not None:
+            row += [_cell(labels["before"].get(key)), _cell(labels["after"].get(key))]
+        rows.append(row)
+    headers = ["", "before (current)", "after (fitted)"]
+    if labels is not None:
+        headers += ["your labels: before", "after (in sample)"]
+    print(table(rows, headers))
     spaces = ", ".join(f"{name} (n={w.n})" for name, w in fit.head.spaces.items())
     print(f"head: {spaces}")
     for note in fit.notes:

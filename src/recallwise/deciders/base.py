@@ -92,6 +92,10 @@ class DecisionHints:
     subject_lexical: dict[str, float] = field(default_factory=dict)
     #: The name of the embedder that made these vectors (a decider with several models picks by it).
     embedder_name: str | None = None
+    #: The turn's need for memory as the policy read it: the gate's p when the gate opened on it
+    #: (None: something else opened the turn, or no gate was asked); a judge that reads it can say
+    #: that nothing belongs.
+    need: float | None = None
 
 
 @dataclass

@@ -49,7 +49,7 @@ from ..embeddings.language import LanguageGuess, guess_language
 from ..embeddings.multilingual import USE_NAME
 from ..errors import UsageError
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
-from .heads import HEAD_ROLES, JUDGE_DOMAINS_FROM, Head, HeadRole, SpaceWeights, shipped_head
+from .heads import HEAD_ROLES, Head, HeadRole, SpaceWeights, need_feature, shipped_head
 from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer
 
 __all__ = ["EmbeddedDecider", "EmbeddedParams"]
@@ -549,6 +549,9 @@ class EmbeddedDecider(BaseDecider):
                 answers.update(self._judge(state_vector("primary"), subjects, primary_hints, head))
             if head is not None:
                 usage["judge_head"] = len(subjects)
+                judge_head = self.heads.get("judge")
+                if judge_head is not None and judge_head.reads_need:
+                    usage["judge_need"] = len(subjects)
         decider = ml if state_space == "multilingual" and ml is not None else self
         for name, question in others.items():
             vector = state_vector(state_space)
@@ -607,6 +610,7 @@ class EmbeddedDecider(BaseDecider):
             subject_vectors=dict(zip(names, embedded, strict=True)),
             subject_scores=dict(hints.subject_scores),
             subject_lexical=dict(hints.subject_lexical),
+            need=hints.need,
         )
 
     def _cannot_read(self, state: str, language: LanguageGuess, questions: Mapping[str, Question]) -> Reply:
@@ -726,19 +730,27 @@ class EmbeddedDecider(BaseDecider):
         lexical: np.ndarray | None = None,
         *,
         domains: bool = True,
+        need: float | None = None,
+        reads_need: bool = True,
     ) -> np.ndarray:
         """The judge head's features of each subject (one row each, :data:`JUDGE_FEATURES`):
-        score, gap, then (``domains``) the message's domain distribution times the subject's
-        centred domain affinities (D x D, row-major: the message's domain first)."""
+        score, gap, (``reads_need``) the turn's ``need`` for memory as log-odds
+        (:func:`~recallwise.deciders.heads.need_feature`), then (``domains``) the message's domain
+        distribution times the subject's centred domain affinities (D x D, row-major: the message's
+        domain first)."""
         p = self.params
         cosine, typical, domain, state_domains, centred = self._judge_terms(state_vector, subject_vectors)
         lex = np.zeros_like(cosine) if lexical is None else np.asarray(lexical, dtype=np.float64)
         score = cosine - p.debias_weight * typical + p.domain_weight * domain + p.lexical_weight * lex
         gap = score - score.max() if len(score) else score
-        if not domains:
-            return np.column_stack([score, gap])
-        pairs = (state_domains[None, :, None] * centred[:, None, :]).reshape(len(score), -1)
-        return np.column_stack([score, gap, pairs])
+        columns = [score, gap]
+        if reads_need:
+            columns.append(np.full(len(score), need_feature(need)))
+        if domains:
+            columns.append((state_domains[None, :, None] * centred[:, None, :]).reshape(len(score), -1))
+        if not len(score):
+            return np.zeros((0, 2 + int(reads_need) + (len(state_domains) ** 2 if domains else 0)))
+        return np.column_stack(columns)
 
     def _judge(
         self,
@@ -760,9 +772,16 @@ class EmbeddedDecider(BaseDecider):
             lexical = np.array([hints.subject_lexical.get(n, 0.0) for n in names], dtype=np.float64)
             # a head fitted with the life-domain table reads it unless told not to (episodic
             # memories), and then reads its block as zeros; one fitted without it never needs it
-            table = head.inputs > JUDGE_DOMAINS_FROM
+            judge_head = self.heads.get("judge")
+            reads_need = judge_head is not None and judge_head.reads_need
+            table = judge_head is not None and judge_head.reads_domains
             features = self.judge_features(
-                state_vector, matrix, lexical, domains=table and self.params.judge_domain_table
+                state_vector,
+                matrix,
+                lexical,
+                domains=table and self.params.judge_domain_table,
+                need=hints.need,
+                reads_need=reads_need,
             )
             if features.shape[1] < head.inputs:
                 features = np.pad(features, ((0, 0), (0, head.inputs - features.shape[1])))
@@ -802,7 +821,9 @@ class EmbeddedDecider(BaseDecider):
 def _without_vectors(hints: DecisionHints) -> DecisionHints:
     """``hints`` without vectors made by another model than the one answering."""
     return DecisionHints(
-        subject_scores=dict(hints.subject_scores), subject_lexical=dict(hints.subject_lexical)
+        subject_scores=dict(hints.subject_scores),
+        subject_lexical=dict(hints.subject_lexical),
+        need=hints.need,
     )
 
 

@@ -48,11 +48,14 @@ __all__ = [
     "HEAD_ROLES",
     "JUDGE_DOMAINS_FROM",
     "JUDGE_FEATURES",
+    "JUDGE_READS",
+    "NEED_RANGE",
     "Head",
     "HeadRole",
     "SpaceWeights",
     "file_sha256",
     "judge_width",
+    "need_feature",
     "read_head",
     "shipped_head",
     "write_head",
@@ -75,25 +78,47 @@ GATE_FEATURES: tuple[str, ...] = ("embedding", "examples")
 #:   evidence for this one), plus how well it fits the life domains the message is about, plus a
 #:   little of the hybrid search's full-text score;
 #: - ``gap``: the score minus the best record's of this turn (0 for the best);
+#: - ``need``: the turn's need for memory, the log-odds of the gate's p (:data:`NEED_RANGE`; a turn
+#:   something else opened, a follow-up or a name in the store, reads the top of the range). It is
+#:   what lets the judge say "nothing belongs": a general request the gate opened on at a low p
+#:   has records that score as well as a request's, and none of them belongs;
 #: - ``domains``: which life domains bear on which (D x D numbers, D = the domain bank's size,
 #:   ``recallwise/data/domains.json``): the message's distribution over the life domains times
 #:   the record's affinity to each domain (relative to its mean affinity), one product per pair.
 #:   Its weights are a learned table of which records bear on which requests: an allergy on a
 #:   restaurant booking, a seat preference on a flight, not the reverse.
 #:
-#: The head maps them to a calibrated probability. The gap makes the count kept follow the
-#: evidence: a record far behind a clear best is unlikely to belong, one level with several
-#: others likely.
-JUDGE_FEATURES: tuple[str, ...] = ("score", "gap", "domains")
+#: The head maps them to a calibrated probability, P(this record belongs) for this pair, on its
+#: own: the gap makes the count kept follow the evidence (a record far behind a clear best is
+#: unlikely to belong, one level with several others likely), the need makes it 0 where nothing
+#: belongs.
+JUDGE_FEATURES: tuple[str, ...] = ("score", "gap", "need", "domains")
 #: Where the ``domains`` block starts. A judge head fitted without it (``tune judge`` unless
-#: ``--domain-table``; the shipped one) reads the features before it: score and gap.
+#: ``--domain-table``; the shipped one) reads the features before it: score, gap and need.
 JUDGE_DOMAINS_FROM = JUDGE_FEATURES.index("domains")
+#: the judge heads this recallwise reads: the features above, without the ``domains`` block, and
+#: the fifth round's (score and gap: heads fitted before the ``need`` feature)
+JUDGE_READS: tuple[tuple[str, ...], ...] = (
+    JUDGE_FEATURES,
+    JUDGE_FEATURES[:JUDGE_DOMAINS_FROM],
+    ("score", "gap"),
+)
+#: the gate's p the ``need`` feature is clipped to before its log-odds; a turn the gate did not
+#: open on its own (a follow-up, a name in the store, no gate asked) reads the top
+NEED_RANGE = (0.01, 0.99)
 
 
-def judge_width(domains: int) -> int:
+def judge_width(domains: int, need: bool = True) -> int:
     """How many numbers the judge head reads per record with a bank of ``domains`` life domains
-    (0: a head without the ``domains`` block)."""
-    return JUDGE_DOMAINS_FROM + domains * domains
+    (0: a head without the ``domains`` block), with the ``need`` feature or without it."""
+    return JUDGE_DOMAINS_FROM - (0 if need else 1) + domains * domains
+
+
+def need_feature(need: float | None) -> float:
+    """The ``need`` feature of a turn whose gate answered ``need`` (None: it was opened otherwise)."""
+    low, high = NEED_RANGE
+    p = high if need is None else min(high, max(low, float(need)))
+    return float(np.log(p / (1.0 - p)))
 
 
 @dataclass(frozen=True)
@@ -185,6 +210,11 @@ class Head:
         """Whether this judge head reads the life-domain table (the ``domains`` features)."""
         return "domains" in self.features
 
+    @property
+    def reads_need(self) -> bool:
+        """Whether this judge head reads the turn's need for memory (the ``need`` feature)."""
+        return "need" in self.features
+
     def check_domains(self, domains: tuple[str, ...], where: str = "") -> None:
         """A :class:`UsageError` when this judge head was fitted with another life-domain bank."""
         if self.role == "judge" and self.reads_domains and self.domains != tuple(domains):
@@ -254,7 +284,7 @@ def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
     if role is not None and found != role:
         raise UsageError(f"{where}: is a {found} head, not a {role} head")
     features = tuple(str(f) for f in meta.get("features") or ())
-    expected = (GATE_FEATURES,) if found == "gate" else (JUDGE_FEATURES, JUDGE_FEATURES[:JUDGE_DOMAINS_FROM])
+    expected = (GATE_FEATURES,) if found == "gate" else JUDGE_READS
     if features not in expected:
         raise UsageError(
             f"{where}: the {found} head reads {list(features)}; this recallwise computes "
@@ -292,7 +322,7 @@ def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
                 or not np.isfinite(hidden_bias).all()
             ):
                 raise UsageError(f"{where}: space {name!r} has a malformed hidden layer")
-        width = judge_width(len(domains) if table else 0)
+        width = judge_width(len(domains) if table else 0, "need" in features)
         if found == "judge" and weights.shape != (width,):
             raise UsageError(
                 f"{where}: space {name!r} has {weights.shape[0]} judge weights; it reads {list(features)}"

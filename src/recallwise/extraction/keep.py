@@ -30,7 +30,7 @@ from ..english import FUNCTION_WORDS, MOODS
 from .clauses import Clause
 from .person import Statement, clean, lemmas
 
-__all__ = ["Verdict", "is_preference", "judge", "points_back"]
+__all__ = ["PERSON", "Verdict", "is_preference", "judge", "points_back"]
 
 
 @dataclass(frozen=True)
@@ -191,6 +191,14 @@ def judge(clause: Clause, statement: Statement | None, *, explicit: bool = False
 
 
 _POINTERS = frozenset(["it", "them", "they", "those", "these"])
+_PERSON_POINTERS = frozenset(["he", "him", "his", "she", "her", "hers", "he's", "she's"])
+#: a person the user names: "my mother", "a sister", "our son Leo"
+PERSON = re.compile(
+    r"\b(?:my|our|a|an|one)\s+(?:[\w-]+\s+)?(?:sister|brother|son|daughter|mom|mum|mother|dad|father|wife|"
+    r"husband|partner|friend|boyfriend|girlfriend|boss|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
+    r"cousin|niece|nephew|neighbou?r|roommate|kid|child|baby|fianc[eé]e?|coworker|colleague|teacher)\b",
+    re.I,
+)
 _ONES = frozenset(["one", "ones"])
 _BEFORE_NOUN = frozenset(
     ["a", "an", "the", "my", "our", "their", "his", "her", "its", "some", "any", "many", "few", "several",
@@ -250,6 +258,8 @@ def _noun_at(words: list[str], index: int) -> bool:
     if word[:1].isupper() and index > 0:
         return True  # a name: "Kyoto", "Leo"
     found = lemmas(lower)
+    if not found:
+        return word.isalpha() and len(word) > 2  # a word the dictionary lacks: "caffeine", "kombucha"
     if "NOUN" not in found:
         return False
     return "VERB" not in found or (index > 0 and words[index - 1].lower() in _BEFORE_NOUN)
@@ -272,6 +282,8 @@ def points_back(statement: Statement, said: str) -> bool:
                 continue  # a dummy subject: "it is worth it"
             if not any(_noun_at(words, j) for j in range(index)):
                 return True
+        elif lower in _PERSON_POINTERS and not PERSON.search(" ".join(words[:index])):
+            return True  # "I visit her every December": who she is was said before
         elif (
             lower in _ONES
             and index > 0

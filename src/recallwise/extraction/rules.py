@@ -35,7 +35,7 @@ from ..records import Event
 from .base import PREFERENCE, SEMANTIC, ExtractedMemory
 from .clauses import Clause, clauses, sentences, strip_discourse
 from .explicit import explicit_request, only_request
-from .keep import Verdict, is_preference, judge, points_back
+from .keep import PERSON, Verdict, is_preference, judge, points_back
 from .person import Statement, clean, is_past, reason_lead, rewrite, swap_pronouns
 from .topics import Topic, topic_key, topic_of
 
@@ -227,13 +227,7 @@ _SPOKEN_REASON = {"'cause": "because", "cause": "because", "cos": "because"}
 # "they make me itch", "it gives me a headache": a clause whose subject is the last clause's object
 _POINTER_SUBJECT = re.compile(r"^(?:they|it|those|these|both)\s+\w+", re.I)
 _PERSON_SUBJECT = re.compile(r"^(?:he|she|he's|she's)\b", re.I)
-# one person named in the clause before: "I have a sister", "my son is 4"
-_ONE_PERSON = re.compile(
-    r"\b(?:my|our|a|an|one)\s+(?:[\w-]+\s+)?(?:sister|brother|son|daughter|mom|mum|mother|dad|father|wife|"
-    r"husband|partner|friend|boyfriend|girlfriend|boss|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
-    r"cousin|niece|nephew|neighbou?r|roommate|kid|child|baby|fianc[eé]e?|coworker|colleague|teacher)\b",
-    re.I,
-)
+_PERSON_POINTER = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.I)
 _FIRST_PERSON_OBJECT = re.compile(r"\b(?:me|my|us|our|myself)\b")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've|you'd|you'll)\b", re.I)
 # "any ideas that don't involve swimming?": a constraint said as part of a request
@@ -384,6 +378,13 @@ def _combine(units: Sequence[_Unit], pieces: _Pieces) -> None:
         here = last is not None and pieces.last_kept and len(pieces.items) > start
         before = last is not None and pieces.last_kept and index == 0 and last.sentence == pieces.sentence - 1
         leans = statement is not None and statement.about_user and points_back(statement, unit.clause.text)
+        if (
+            leans
+            and last is not None
+            and _PERSON_POINTER.search(unit.clause.text)
+            and not PERSON.search(last.clause.text)
+        ):
+            leans = False  # "her", "him": only a person named just before can be who it is
         joiner = unit.clause.joined_by or "and"
         if unit.verdict.keep and statement is not None:
             if unit.reason and unit.clause.joined_by == unit.reason and here and pending is None:
@@ -425,7 +426,7 @@ def _combine(units: Sequence[_Unit], pieces: _Pieces) -> None:
             statement is None
             and (here or before)
             and _PERSON_SUBJECT.match(text)
-            and _ONE_PERSON.search(last.clause.text)
+            and PERSON.search(last.clause.text)
             and not _SECOND_PERSON.search(text)
         ):
             # "I have a sister. She's a pole dancer.": he or she is the one person the user just named

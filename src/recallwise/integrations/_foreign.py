@@ -306,9 +306,10 @@ def is_searcher(memory: object) -> bool:
 
 class TurnGate(FrameworkGate):
     """A :class:`FrameworkGate` that decides once per user turn, for frameworks that ask for memory
-    many times in one turn (LlamaIndex after each round of tool calls, CrewAI per task, the OpenAI
-    Agents SDK before every model call), and falls back to the framework's stock behaviour when
-    deciding fails.
+    many times in one turn (LlamaIndex after each round of tool calls, the OpenAI Agents SDK before
+    every model call), and falls back to the framework's stock behaviour when deciding fails. A gate
+    over a memory the framework writes mid-turn (CrewAI) sets ``_reuse_turns = False``: each ask
+    searches again, and the policy's decision cache answers the gate once for a repeated message.
 
     * :meth:`decide` / :meth:`adecide` -- the turn's :class:`~recallwise.policy.Recall`: the first ask
       of a turn runs the policy, every later ask of the same turn (the same ``turn`` key; by default

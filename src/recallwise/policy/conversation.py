@@ -88,7 +88,10 @@ FITTED_EMBEDDERS: frozenset[str] = frozenset({"minilm-l6"})
 #: Evidence recall at <= 5 records through the policy: 0.6944 (judge alone) -> 0.7435
 #: (re-scored); 0.7435 with each dev conversation held out in turn. Multi-hop 0.4158 -> 0.4493
 #: (BENCHMARKS.md). With the first judge head: 0.6926 -> 0.7366. Refit these after refitting
-#: the judge head: they are in its log-odds.
+#: the judge head: they are in its log-odds. Not refitted for the sixth-round head (issue 49: the
+#: judge reads the turn's need; 19.61 log-odds a unit of score), for lack of time: the same
+#: 11.881 log-odds are 0.606 of its score units. LoCoMo test with them and that head: 0.704 at 4.37
+#: records a question (BENCHMARKS.md).
 CONVERSATION_WEIGHTS = ConversationWeights(centre=0.75 * 15.8415, session=1.0)
 
 # log-odds are bounded so that a probability of exactly 0 or 1 stays finite and ordered

@@ -239,10 +239,13 @@ class KeepOptions:
     #: where both rank LoCoMo's evidence worse (dev recall at <= 5 records 0.7414 without the
     #: term, 0.7343 with it). Embedded decider only (another decider is left as it is).
     judge_domains: bool = True
-    #: Whether the absolute threshold reads a record's p times the turn's need for memory: the
-    #: gate's p when the gate opened on it, else 1 (opened by a name in the store, a follow-up, a
-    #: failed gate or no gate). P(the record belongs) = P(memory is needed) x P(it belongs when
-    #: memory is needed): a turn the gate opened on barely keeps only its clearest records. On the
+    #: Whether the keep reads the turn's need for memory: the judge is told it (the gate's p when
+    #: the gate, or a name in the store, opened the turn; nothing for a follow-up), and a judge head
+    #: that reads it (the shipped one, issue 49) says "nothing belongs" on its own; with a judge
+    #: that does not, the absolute threshold reads a record's p times the gate's p when the gate
+    #: opened on it, else 1 (opened by a name in the store, a follow-up, a failed gate or no gate).
+    #: P(the record belongs) = P(memory is needed) x P(it belongs when memory is needed): a turn the
+    #: gate opened on barely keeps only its clearest records. On the
     #: outside calibration split it halved the records kept on general requests that the gate
     #: opened on (0.88 -> 0.38 a turn, `BENCHMARKS.md`) at the same right records kept. Off for
     #: episodic memories, whose options were fitted without it.

@@ -33,7 +33,7 @@ from .conversation import (
     session_of,
     unfitted_reason,
 )
-from .follow_up import follow_up_text
+from .follow_up import FollowUpHead, follow_up_text, pair_features
 from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
 from .names import name_terms
 from .options import KeepRule, LimitOptions
@@ -41,7 +41,7 @@ from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, StageSpan
 from .turn import KeptRecord, Recall, Turn
-from .wording import FOLLOW_UP, GATE, ROUTE, judge_question
+from .wording import GATE, ROUTE, judge_question
 
 __all__ = [
     "KeepRule",
@@ -52,6 +52,7 @@ __all__ = [
     "embed",
     "fitted_log_odds",
     "follow_up",
+    "gate_need",
     "judge",
     "keep_above_floor",
     "open_gate",
@@ -163,13 +164,32 @@ def open_gate(turn: Turn, threshold: float, named_threshold: float | None, searc
     return bool(trace.gate_open)
 
 
-def follow_up(turn: Turn, threshold: float, embedder: Embedder, stats: RecallStats) -> bool:
-    """A closed gate opens for a follow-up of the conversation's last request: the turn then
-    searches and judges both messages together (re-embedded). False when the gate call did not
-    ask, the answer is below ``threshold``, or the new embedding failed (counted, traced)."""
-    prior, answers = turn.prior, turn.gate_answers
-    answer = answers.get(FOLLOW_UP) if answers is not None else None
-    if prior is None or not isinstance(answer, float):
+def follow_up_by_pair(turn: Turn, head: FollowUpHead) -> float | None:
+    """The follow-up head's p that this message carries on the conversation's request, from the
+    pair (the previous message and this one: :func:`~recallwise.policy.follow_up.pair_features`);
+    None without a request or a query vector. Traced as ``follow_up_p``."""
+    prior = turn.prior
+    if prior is None or turn.vector is None:
+        return None
+    started = time.perf_counter()
+    features = pair_features(
+        turn.request.message, turn.vector, turn.previous or prior, prior, turn.trace.gate_p
+    )
+    p = head.probability(features)
+    turn.trace.timings_ms["follow_up"] = _ms(started)
+    turn.trace.follow_up_p = p
+    return p
+
+
+def follow_up(
+    turn: Turn, answer: float | None, threshold: float, embedder: Embedder, stats: RecallStats
+) -> bool:
+    """The turn carries on the conversation's request: it then searches and judges both messages
+    together (re-embedded), whether or not the gate opened on it alone. False when there is no
+    request or answer, the answer is below ``threshold``, or the new embedding failed (counted,
+    traced)."""
+    prior = turn.prior
+    if prior is None or answer is None:
         return False
     turn.trace.follow_up_p = answer
     if answer < threshold:
@@ -179,12 +199,13 @@ def follow_up(turn: Turn, threshold: float, embedder: Embedder, stats: RecallSta
     if not embed(turn, embedder, stats):
         turn.text = own
         return False
+    was_open = bool(turn.trace.gate_open)
     turn.follow_up = True
     turn.trace.follow_up = True
     turn.trace.gate_open = True
     turn.trace.notes.append(
-        f"gate opened: a follow-up (p {answer:.2f} >= {threshold:.3g}) of the conversation's last "
-        f"request; searched and judged as both messages"
+        f"{'searched' if was_open else 'gate opened'}: a follow-up (p {answer:.2f} >= {threshold:.3g}) "
+        "of the conversation's request; searched and judged as both messages"
     )
     stats.add(follow_ups=1)
     return True
@@ -334,16 +355,25 @@ def candidates_of(turn: Turn) -> list[Candidate]:
     return out
 
 
-def judge(turn: Turn, decider: GuardedDecider, embedder: Embedder, candidates: list[Candidate]) -> bool:
+def judge(
+    turn: Turn,
+    decider: GuardedDecider,
+    embedder: Embedder,
+    candidates: list[Candidate],
+    by_gate: bool = True,
+) -> bool:
     """Ask the judge about every candidate (one call per MAX_QUESTIONS of them); False when it
-    failed (keep all)."""
+    failed (keep all). ``by_gate``: the judge is told the turn's need for memory
+    (:func:`gate_need`), which a judge head reading it turns into "nothing belongs"."""
     if turn.decider_failed:
         # One failure per turn at most: a decider that just timed out or answered garbage
         # would most likely do it again, doubling the turn's worst case for nothing.
         turn.trace.notes.append("judge: not asked, the decider failed at the gate this turn")
         return False
     questions = {f"r{i}": judge_question(c.text) for i, c in enumerate(candidates)}
-    hints = DecisionHints(state_vector=turn.vector, embedder_name=turn.embedder_name)
+    hints = DecisionHints(
+        state_vector=turn.vector, embedder_name=turn.embedder_name, need=gate_need(turn) if by_gate else None
+    )
     missing: list[int] = []
     for i, (_, hit) in enumerate(turn.hits):
         if hit.record.embedding is not None:
@@ -442,10 +472,26 @@ def adaptive_keep_count(turn: Turn, scores: np.ndarray, budget: AdaptiveBudget) 
     return count
 
 
+def gate_need(turn: Turn) -> float | None:
+    """The turn's need for memory as the gate said it, for a judge that reads it: the gate's p
+    when the gate opened on it, and when a name in the store opened it below the threshold (a
+    general question that shares a word with a record, "How do I install Go on Ubuntu?", is no
+    more a request for memory for it); None when a follow-up opened the turn (it carries on a
+    request that needed memory), the gate failed or none was asked."""
+    trace = turn.trace
+    p, threshold = trace.gate_p, trace.gate_threshold
+    if p is None or threshold is None or turn.follow_up:
+        return None
+    if p < threshold and not trace.names_in_store:
+        return None
+    return min(1.0, float(p))
+
+
 def need_of(turn: Turn) -> float:
-    """The turn's need for memory (``KeepOptions.by_gate``): the gate's p when the gate opened
-    on it; 1 when something else opened the turn (a name in the store, a follow-up, a failed
-    gate, no gate)."""
+    """The turn's need for memory the keep rule multiplies a judge's p by
+    (``KeepOptions.by_gate``, a judge that does not read the need itself): the gate's p when the
+    gate opened on it, else 1 (opened by a name in the store, a follow-up, a failed gate, no
+    gate: the fifth round's rule, which that judge's threshold was chosen with)."""
     trace = turn.trace
     p, threshold = trace.gate_p, trace.gate_threshold
     if p is None or threshold is None or p < threshold or turn.follow_up:

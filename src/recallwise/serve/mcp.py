@@ -14,6 +14,8 @@ into an MCP error result naming the problem; nothing is stored and the server ke
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -87,6 +89,7 @@ def build_mcp_server(
             return fixed
 
     who = principal_of
+    _plain_logging()
     server: MCPServer = MCPServer(
         "recallwise",
         instructions=SYSTEM_PROMPT,
@@ -303,3 +306,20 @@ class _ASGI:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.app(scope, receive, send)
+
+
+def _plain_logging() -> None:
+    """Give the process plain ``%(message)s`` lines on stderr before MCPServer configures logging.
+
+    MCPServer's constructor calls ``logging.basicConfig`` with rich's handler whenever ``rich`` is
+    importable (another package may bring it), which wraps the service's lines at 80 columns and adds
+    source locations: what the server prints would depend on what else is installed. basicConfig does
+    nothing once the root logger has a handler, so one plain handler here keeps the lines as they are
+    without rich.
+    """
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)

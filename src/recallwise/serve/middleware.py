@@ -139,14 +139,19 @@ class HostCheck:
 class CrossSite:
     """ASGI middleware (every server, with keys or without): a request another site's page made
     the browser send is refused with 403 on every route that computes or writes, and on every
-    API route: ``Sec-Fetch-Site: cross-site`` (what browsers send for an ``<img src>``, a form or
-    a ``fetch`` from another site), or an ``Origin`` whose host is not the ``Host`` asked for (the
-    loopback names count as one host).
+    API route.
+
+    A browser says where a request comes from in ``Sec-Fetch-Site``: ``cross-site`` (an
+    ``<img src>``, a form or a ``fetch`` from another site) is refused; ``same-origin``,
+    ``same-site`` (another port of the same host: an MCP inspector on localhost) and ``none`` (typed
+    by the user) are not. A browser that sends no ``Sec-Fetch-Site`` is judged by its ``Origin``:
+    refused unless its host is the ``Host`` asked for (or the ``X-Forwarded-Host`` a proxy in front
+    set; a page cannot set that header on another site's request without CORS, which this server
+    never grants). The loopback names count as one host.
 
     A top-level navigation to the page (``GET /ui`` from a link) and the health probes stay
-    open; clients that are not browsers send neither header. A browser's ``same-site`` request
-    (another port of the same host: an MCP inspector on localhost) is not refused here; without
-    keys, :class:`HostCheck` decides which hosts may call.
+    open; clients that are not browsers send neither header. Without keys, :class:`HostCheck`
+    decides which hosts may call at all.
     """
 
     SAFE = ("GET", "HEAD", "OPTIONS")
@@ -161,23 +166,29 @@ class CrossSite:
             return True
         return not any(path == p or path.startswith(p + "/") for p in self.OPEN_PATHS)
 
+    def _refusal(self, headers: dict[bytes, bytes]) -> str | None:
+        site = headers.get(b"sec-fetch-site", b"").decode("latin-1").strip().lower()
+        if site == "cross-site":
+            return "a request from another site's page (Sec-Fetch-Site: cross-site) is refused here"
+        origin = headers.get(b"origin", b"").decode("latin-1").strip()
+        if site or not origin:  # the browser said it is this site's; or not a browser's request
+            return None
+        scheme, _, rest = origin.partition("://")
+        named = _host_name(rest.split("/")[0])
+        hosts = {_host_name(headers.get(b"host", b"").decode("latin-1"))}
+        forwarded = headers.get(b"x-forwarded-host", b"").decode("latin-1").split(",")[0]
+        if forwarded.strip():
+            hosts.add(_host_name(forwarded))
+        loopback = named in HostCheck.LOCAL and bool(hosts & set(HostCheck.LOCAL))
+        if scheme in ("http", "https") and (named in hosts or loopback):
+            return None
+        return f"Origin {origin!r} is another site: its pages cannot call this server"
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not self._guarded(scope):
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or ())
-        site = headers.get(b"sec-fetch-site", b"").decode("latin-1").strip().lower()
-        origin = headers.get(b"origin", b"").decode("latin-1").strip()
-        host = _host_name(headers.get(b"host", b"").decode("latin-1"))
-        refusal = None
-        if site == "cross-site":
-            refusal = "a request from another site's page (Sec-Fetch-Site: cross-site) is refused here"
-        elif origin:
-            scheme, _, rest = origin.partition("://")
-            named = _host_name(rest.split("/")[0])
-            loopback = {named, host} <= set(HostCheck.LOCAL)  # one machine's names for itself
-            if scheme not in ("http", "https") or not (named == host or loopback):
-                refusal = f"Origin {origin!r} is another site: its pages cannot call this server"
+        refusal = self._refusal(dict(scope.get("headers") or ()))
         if refusal is not None:
             await error_response(403, refusal, "origin")(scope, receive, send)
             return

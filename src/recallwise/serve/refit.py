@@ -206,11 +206,13 @@ def fit_head(
     progress: Any = None,
     provenance: Mapping[str, Any] | None = None,
     stop: Stop | None = None,
+    weights: Sequence[float] | None = None,
 ) -> HeadFit:
-    """Fit ``head`` on ``turns``; ``before`` grades ``current`` at its ``thresholds`` (the gate's
-    ``gate``; the judge's keep rule ``judge`` and ``judge_relative``), ``after`` the new head at its
-    own operating point (``open_rate``, ``records_per_request``). Too few turns, or one class only,
-    is the fit's :class:`UsageError`, naming the counts. ``stop``: checked as the fit goes (it
+    """Fit ``head`` on ``turns`` (each weighing ``weights``, default 1); ``before`` grades
+    ``current`` at its ``thresholds`` (the gate's ``gate``; the judge's keep rule ``judge`` and
+    ``judge_relative``), ``after`` the new head at its own operating point (``open_rate``,
+    ``records_per_request``). Too few turns, or one class only, is the fit's :class:`UsageError`,
+    naming the counts. ``stop``: checked as the fit goes (it
     raises :class:`RefitStopped`)."""
     if stop is not None:
         told = progress
@@ -233,6 +235,7 @@ def fit_head(
                 domain_table,
                 progress,
                 provenance,
+                weights,
             )
     return _fit(
         head,
@@ -246,6 +249,7 @@ def fit_head(
         domain_table,
         progress,
         provenance,
+        weights,
     )
 
 
@@ -261,6 +265,7 @@ def _fit(
     domain_table: bool,
     progress: Any,
     provenance: Mapping[str, Any] | None,
+    weights: Sequence[float] | None = None,
 ) -> HeadFit:
     if head == "gate":
         return fit_gate_head(
@@ -272,6 +277,7 @@ def _fit(
             open_rate=open_rate,
             progress=progress,
             provenance=provenance,
+            weights=weights,
         )
     return fit_judge_head(
         turns,
@@ -283,6 +289,7 @@ def _fit(
         domain_table=domain_table,
         progress=progress,
         provenance=provenance,
+        weights=weights,
     )
 
 
@@ -292,10 +299,10 @@ def refit_commands(head: HeadName, *, keys: bool, decider: EmbeddedDecider) -> d
 
     - ``export``: the labels the preview read (with keys: the key's tenant's, from
       ``GET /v1/labels``; without: the log's, from ``recallwise log LOG --labels``);
-    - ``fit``: ``recallwise tune HEAD --from-log LOG --labels labels.json --write-head HEAD.npz
-      --write-config CONFIG``, with the server's ``RECALLWISE_CONFIG`` when it has one (the heads
-      and thresholds the preview graded as "before"; named, not shown) and its decider's embedder
-      when not the default;
+    - ``fit``: ``recallwise tune HEAD --from-log LOG --labels labels.json --base none --write-head
+      HEAD.npz --write-config CONFIG`` (the labels alone, as the preview fits them), with the
+      server's ``RECALLWISE_CONFIG`` when it has one (the heads and thresholds the preview graded
+      as "before"; named, not shown) and its decider's embedder when not the default;
     - ``load``: the server started again with the config that names the new head.
 
     Nothing in them comes from the request (its ``Host``) or names a path of the server's.
@@ -312,7 +319,7 @@ def refit_commands(head: HeadName, *, keys: bool, decider: EmbeddedDecider) -> d
     embedder = decider.embedder.name
     flags = f" --embedder {shlex.quote(embedder)}" if embedder != default_embedder().name else ""
     fit = (
-        f"recallwise tune {head} --from-log LOG --labels labels.json{flags} "
+        f"recallwise tune {head} --from-log LOG --labels labels.json --base none{flags} "
         f"--write-head {head}.npz --write-config {config}"
     )
     load = f"{CONFIG_ENV}={config} recallwise serve <your flags, as now>"

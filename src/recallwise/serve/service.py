@@ -517,7 +517,8 @@ class MemoryService:
     def delete_record(self, principal: Principal, record_id: Any, actor_id: Any = None) -> DeletedRecord:
         """Delete one record of this tenant's; another tenant's id is "not found", as an absent one.
         With ``actor_id`` (an MCP client, which acts for its key's actor only), so is another
-        actor's."""
+        actor's. The decision log keeps no copy of its text (the turns that returned it keep its
+        id and verdict) nor its labels."""
         principal.require("write")
         try:
             rid = validate_id(record_id, "record_id")
@@ -531,7 +532,10 @@ class MemoryService:
             or (owner is not None and found.actor_id != owner)
         ):
             raise ServiceError(404, f"no record {rid!r}", field="record_id")
-        return DeletedRecord(deleted=self.store.delete_records([rid]), id=rid)
+        deleted = self.store.delete_records([rid])
+        if self.policy.log is not None:  # its text in the turns that returned it, and its labels
+            self.policy.log.forget_record(found.actor_id, rid)
+        return DeletedRecord(deleted=deleted, id=rid)
 
     def forget_actor(self, principal: Principal, actor_id: Any) -> ForgotActor:
         """Forget a user, in this request: every record and event of the actor, every turn of

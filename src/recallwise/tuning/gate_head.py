@@ -45,6 +45,7 @@ __all__ = [
     "current_gate_p",
     "fit_gate_head",
     "gate_matrix",
+    "gate_metrics",
     "operating_threshold",
 ]
 
@@ -85,7 +86,7 @@ def _gate_turns(turns: Sequence[LabelledTurn], what: str) -> list[LabelledTurn]:
     return out
 
 
-def _gate_metrics(p: np.ndarray, y: np.ndarray, threshold: float) -> dict[str, Any]:
+def gate_metrics(p: np.ndarray, y: np.ndarray, threshold: float) -> dict[str, Any]:
     opened = p >= threshold
     return {
         "n": len(y),
@@ -161,6 +162,7 @@ def fit_gate_head(
     progress: Progress | None = None,
     provenance: Mapping[str, Any] | None = None,
     hidden: int | None = None,
+    weights: Sequence[float] | None = None,
 ) -> HeadFit:
     """Fit and calibrate a gate head on labelled turns (see the module docs).
 
@@ -172,6 +174,8 @@ def fit_gate_head(
     ``hidden``: units of each of the :data:`GATE_SEEDS` perceptrons averaged into the head (0: a
     logistic regression); default
     :data:`GATE_HIDDEN` when the fit has at least :data:`GATE_HIDDEN_FROM` turns, else 0.
+    ``weights``: each fit turn's weight (parallel to ``turns``; default 1 each), as when a user's
+    labels are combined with the shipped fit data (:mod:`.refit`).
     """
     if not 0.0 < open_rate <= 1.0:
         raise UsageError(f"open_rate must be in (0, 1], got {open_rate}")
@@ -179,6 +183,9 @@ def fit_gate_head(
         raise UsageError(f"hidden must be 0 or more units, got {hidden}")
     fit_turns = _gate_turns(turns, "fit data")
     graded = _gate_turns(calibration, "calibration data") if calibration else fit_turns
+    if weights is not None and len(weights) != len(fit_turns):
+        raise UsageError(f"weights: {len(weights)} for {len(fit_turns)} fit turns")
+    weight_of = {id(t): float(w) for t, w in zip(fit_turns, weights, strict=True)} if weights else None
     decider = decider_for(embedder, current)
     vectors = Vectors(decider, progress)
     notes: list[str] = []
@@ -191,6 +198,7 @@ def fit_gate_head(
     readable = [t for t in fit_turns if guess_language(t.text or "").kind != "unsupported"]
     texts = [t.text or "" for t in readable]
     y = np.array([bool(t.label) for t in readable])
+    row_weights = np.array([weight_of[id(t)] for t in readable]) if weight_of else None
     units = hidden if hidden is not None else (GATE_HIDDEN if len(texts) >= GATE_HIDDEN_FROM else 0)
     routed = np.array([decider.answer_spaces(text)[0] for text in texts])
     spaces: dict[str, SpaceWeights] = {}
@@ -211,7 +219,14 @@ def fit_gate_head(
             continue
         x = gate_matrix(decider, space, [texts[i] for i in rows], vectors)
         model, oof = fit_space(
-            x, ys, rows, standardise=True, hidden=units, seeds=GATE_SEEDS, out_of_fold=not calibration
+            x,
+            ys,
+            rows,
+            standardise=True,
+            hidden=units,
+            seeds=GATE_SEEDS,
+            out_of_fold=not calibration,
+            sample_weight=None if row_weights is None else row_weights[rows],
         )
         if model.hidden is not None:  # stored as float32: fit, grade and ship the same numbers
             model = FittedModel(
@@ -229,7 +244,7 @@ def fit_gate_head(
         }
         if not calibration:
             own = _answered(answered, ys)
-            a, c = platt(oof[own], ys[own])
+            a, c = platt(oof[own], ys[own], None if row_weights is None else row_weights[rows][own])
             fitted[space_name(decider, space)]["platt"] = [a, c]
     if not models:
         raise UsageError("fit data: too few turns in any embedding space to fit a gate head")
@@ -305,12 +320,12 @@ def fit_gate_head(
     )
     chosen = operating_threshold(graded_p[graded_y], open_rate)
     head = Head(head.role, head.spaces, head.features, {**head.provenance, "thresholds": {"gate": chosen}})
-    after = _gate_metrics(graded_p, graded_y, chosen)
+    after = gate_metrics(graded_p, graded_y, chosen)
     head = Head(head.role, head.spaces, head.features, {**head.provenance, "figures": after})
     return HeadFit(
         "gate",
         head,
-        _gate_metrics(before_p, graded_y, threshold),
+        gate_metrics(before_p, graded_y, threshold),
         after,
         "calibration turns" if calibration else "out of fold",
         notes,
