@@ -52,12 +52,13 @@ def add_labels(parser: argparse.ArgumentParser, role: Role, labels: str) -> None
     follow-up): --labels, whose rows ``labels`` describes, and the wording flags."""
     parser.add_argument(
         "--labels",
-        required=role != "gate",
+        required=role not in ("gate", "follow_up"),
         metavar="FILE.jsonl|builtin:NAME",
         help='one {"text": str, "label": bool} per line ('
         + labels
         + ")"
-        + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else ""),
+        + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else "")
+        + ("; default: none, then --fit fits the pair head" if role == "follow_up" else ""),
     )
     add_wording_flags(parser, role)
 
