@@ -284,8 +284,8 @@ def tm4_dialogues(snap: Snapshots) -> Iterator[tuple[str, list[dict[str, Any]], 
 # ---- general conversations -----------------------------------------------------------------------
 def hh_conversations(snap: Snapshots) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """hh-rlhf harmless-base test (MIT): the human side of each conversation ("chosen"); no turn
-    needs the user's memory; a later turn carries on the conversation unless it only thanks or
-    says goodbye."""
+    needs the user's memory; a later turn's follow-up label is unknown (None) unless it only thanks
+    or says goodbye (False)."""
     blob = gzip.decompress(snap.read(HH, "harmless-base/test.jsonl.gz")).decode("utf-8")
     for number, line in enumerate(blob.splitlines()):
         if not line.strip():
@@ -298,13 +298,15 @@ def hh_conversations(snap: Snapshots) -> Iterator[tuple[str, list[dict[str, Any]
         labelled = [turn(humans[0], "hh-rlhf", needs_memory=False, follow_up=False, kind="general-request")]
         for text in humans[1:]:
             closing = bool(CLOSING_RE.match(text))
+            # the same conversation, but whether a later turn carries on its request or asks
+            # something new inside it no rule here can tell: unknown (None), unless it only thanks
             labelled.append(
                 turn(
                     text,
                     "hh-rlhf",
                     needs_memory=False,
-                    follow_up=not closing,
-                    kind="closing" if closing else "continuation",
+                    follow_up=False if closing else None,
+                    kind="closing" if closing else "later",
                 )
             )
         yield f"hh-{number}", labelled
@@ -417,6 +419,25 @@ def persona_for(
 
 
 # ---- putting conversations together --------------------------------------------------------------
+#: how often a segment that something follows loses its closing turns ("thanks, that's all"), and
+#: how often a task is left part-way: people often start a new request without closing the last one,
+#: which is when a new request right after a retrieving turn is taken for a follow-up of it
+DROP_CLOSING = 0.7
+LEAVE_TASK = 0.5
+
+
+def cut(segment: list[dict[str, Any]], rng: random.Random, *, task: bool = False) -> list[dict[str, Any]]:
+    """``segment`` as it is when the user moves on to something else: its closing turns dropped
+    (``DROP_CLOSING``) and, for a task, sometimes left after a random turn (``LEAVE_TASK``)."""
+    out = list(segment)
+    if rng.random() < DROP_CLOSING:
+        while len(out) > 1 and out[-1]["kind"] == "closing":
+            out.pop()
+    if task and len(out) > 2 and rng.random() < LEAVE_TASK:
+        out = out[: rng.randrange(1, len(out))]
+    return out
+
+
 def split_of(source: str, key: str) -> str:
     if source in HELDOUT_SOURCES:
         return "heldout"
@@ -485,14 +506,15 @@ def build(snap: Snapshots) -> dict[str, list[dict[str, Any]]]:
                     task_turns[0]["records"] = [r["id"] for r in item["records"] if r["label"]]
                     persona = [{"id": r["id"], "text": r["text"]} for r in item["records"]]
                 else:
-                    task_turns = [dict(t) for t in task]
+                    task_turns = cut([dict(t) for t in task], rng, task=True)
                     persona = persona_for(task_turns, facts, split, rng)
                     if persona is None:
                         continue
-                before = general_segment() if rng.random() < 0.4 else []
+                before = cut(general_segment(), rng) if rng.random() < 0.4 else []
                 after: list[dict[str, Any]] = []
-                for _ in range(rng.choice((1, 1, 2))):
-                    after += general_segment()
+                for n in range(rng.choice((1, 1, 2))):
+                    segment = general_segment()
+                    after += cut(segment, rng) if n == 0 and segment else segment
                 turns = before + task_turns + after
                 for t in turns:
                     t.setdefault("records", [])
@@ -506,8 +528,13 @@ def build(snap: Snapshots) -> dict[str, list[dict[str, Any]]]:
                     }
                 )
                 made += 1
+        if split == "fit":
+            requests = [c for c in out[split] if c["turns"][0]["needs_memory"]]
+            for n, c in enumerate(project_follow_ups(requests, random.Random("project-follow-ups"))):
+                out[split].append({"id": f"fit-rw-follow-up-{n:04d}", **c})
         for n in range(CAPS["general"][split]):
-            turns = general_segment() + general_segment()
+            first = general_segment()
+            turns = (cut(first, rng) if first else []) + general_segment()
             if not turns:
                 break
             for t in turns:
@@ -527,6 +554,42 @@ def build(snap: Snapshots) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+#: the project's own follow-up messages (written for recallwise, Apache-2.0): after a fit request
+PROJECT_FOLLOW_UPS = (
+    "src/recallwise/data/follow_up_examples.jsonl",
+    "src/recallwise/data/dev/follow_up_labels.jsonl",
+)
+#: how many fit requests each of them follows
+PROJECT_REPEATS = 3
+
+
+def project_follow_ups(requests: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """Fit conversations of a real request (an outside first turn with its persona) and then one of
+    the project's labelled follow-up messages ("go on": true; "thanks!", "What is 17 times 23?":
+    false). Outside dialogues have few general-chat continuations ("continue", "why?") and few new
+    requests right after one; these are both, in our writing: fit only, never graded on."""
+    out = []
+    messages = [
+        json.loads(line)
+        for path in PROJECT_FOLLOW_UPS
+        for line in (ROOT / path).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    for m in messages:
+        for base in rng.sample(requests, PROJECT_REPEATS):
+            first = dict(base["turns"][0])
+            follow = turn(
+                m["text"],
+                "rw-follow-up",
+                needs_memory=bool(m["label"]) and first["needs_memory"],
+                follow_up=bool(m["label"]),
+                kind="continuation" if m["label"] else "other",
+            )
+            follow["records"] = list(first["records"]) if follow["needs_memory"] else []
+            out.append({"task_source": "rw-follow-up", "persona": base["persona"], "turns": [first, follow]})
+    return out
+
+
 def counts_table(built: dict[str, list[dict[str, Any]]]) -> str:
     lines = [
         "# Counts (written by scripts/build_conversations.py; do not edit)",
@@ -538,8 +601,9 @@ def counts_table(built: dict[str, list[dict[str, Any]]]) -> str:
         lines.append(f"| {split} | {len(conversations)} | {sum(len(c['turns']) for c in conversations)} |")
     lines += [
         "",
-        "| split | turn source | turns | need memory | follow-ups | follow-ups needing memory | with records |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| split | turn source | turns | need memory | follow-ups | follow-up unknown | follow-ups needing memory "
+        "| with records |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for split, conversations in built.items():
         stats: dict[str, Counter[str]] = defaultdict(Counter)
@@ -548,12 +612,14 @@ def counts_table(built: dict[str, list[dict[str, Any]]]) -> str:
                 s = stats[t["source"]]
                 s["turns"] += 1
                 s["need"] += t["needs_memory"]
-                s["follow"] += t["follow_up"]
-                s["follow_need"] += t["follow_up"] and t["needs_memory"]
+                s["follow"] += bool(t["follow_up"])
+                s["unknown"] += t["follow_up"] is None
+                s["follow_need"] += bool(t["follow_up"]) and t["needs_memory"]
                 s["records"] += bool(t["records"])
         for source, s in sorted(stats.items()):
             lines.append(
-                f"| {split} | {source} | {s['turns']} | {s['need']} | {s['follow']} | {s['follow_need']} | {s['records']} |"
+                f"| {split} | {source} | {s['turns']} | {s['need']} | {s['follow']} | {s['unknown']} | "
+                f"{s['follow_need']} | {s['records']} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +43,12 @@ MARKER = re.compile(r"<!--fig:([\w.-]+)-->(.*?)<!--/fig-->", re.S)
 @dataclass(frozen=True)
 class Source:
     """A command (``recallwise ARGS``, run from the repository's root) printing one JSON object;
-    ``{tmp}`` in an argument is a fresh folder; ``slow``: minutes (a benchmark)."""
+    ``{tmp}`` in an argument is a fresh folder, holding ``files`` (name -> text) when it runs;
+    ``slow``: a benchmark (minutes) or a backend of an extra (sparrow)."""
 
     args: tuple[str, ...]
     slow: bool = False
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class Figure:
         return self.fmt.format(self.value(document))
 
 
+_SPLITS = ("seed", "dev", "heldout")
+_AT_HALF = ("--candidates", "{tmp}/at-0.5.json", "--json")
 SOURCES: Mapping[str, Source] = {
     # the demo on a fresh store: the persona seeded, its eight turns through both arms
     "demo": Source(("demo", "--store", "sqlite:///{tmp}/demo.db", "--json")),
@@ -72,6 +76,25 @@ SOURCES: Mapping[str, Source] = {
     "judge-seed": Source(("tune", "validator", "--cases", "builtin:seed", "--json")),
     "judge-dev": Source(("tune", "validator", "--cases", "builtin:dev", "--json")),
     "judge-heldout": Source(("tune", "validator", "--cases", "builtin:heldout", "--json")),
+    # sparrow-decider (the sparrow extra), at its measured gate threshold and at an unmeasured 0.5
+    **{
+        f"sparrow-{kind}-{split}": Source(
+            ("tune", kind, flag, f"builtin:{split}", "--decider", "sparrow", "--json"), slow=True
+        )
+        for kind, flag, splits in (
+            ("gate", "--labels", ("seed", "heldout")),
+            ("validator", "--cases", _SPLITS),
+        )
+        for split in splits
+    },
+    **{
+        f"sparrow-gate-{split}-0.5": Source(
+            ("tune", "gate", "--labels", f"builtin:{split}", "--decider", "sparrow", *_AT_HALF),
+            slow=True,
+            files={"at-0.5.json": json.dumps({"shipped": {"use": "shipped", "threshold": 0.5}})},
+        )
+        for split in ("seed", "heldout")
+    },
     # the outside held-out sets, every turn through a real default policy (minutes)
     "decisions": Source(("bench", "decisions", "--data", "data/decisions/heldout", "--json"), slow=True),
 }
@@ -134,6 +157,21 @@ FIGURES: Mapping[str, Figure] = {
     "judge.dev.auc": Figure("judge-dev", _tune("mean_auc"), "{:.2f}"),
     "judge.heldout.auc": Figure("judge-heldout", _tune("mean_auc"), "{:.2f}"),
     "judge.heldout.p_at_k": Figure("judge-heldout", _tune("mean_p_at_k"), "{:.2f}"),
+    # docs/tuning.md's sparrow rows
+    **{
+        f"sparrow.gate.{split}{at}.{key}": Figure(f"sparrow-gate-{split}{at}", _tune(key), fmt)
+        for split in ("seed", "heldout")
+        for at in ("", "-0.5")
+        for key, fmt in (("accuracy_at_configured", "{:.0%}"), ("auc", "{:.2f}"))
+    },
+    "sparrow.gate.threshold": Figure("sparrow-gate-seed", _tune("configured_threshold"), "{:g}"),
+    **{
+        f"sparrow.judge.{split}.{name}": Figure(
+            f"sparrow-validator-{split}", lambda d, name=name: d["candidates"][name]["mean_auc"], "{:.2f}"
+        )
+        for split in _SPLITS
+        for name in ("shipped", "plain")
+    },
     # the outside held-out sets (bench decisions)
     "decisions.turns": Figure("decisions", _overall("turns"), "{:,}"),
     "decisions.gate_opens": Figure("decisions", _overall("open_rate_true"), "{:.1%}"),
@@ -147,6 +185,8 @@ def run_source(name: str, exe: Sequence[str], root: Path = ROOT) -> Any:
     """The one JSON object the source's command prints (a failing command is a RuntimeError)."""
     sys.stderr.write(f"docs_figures: recallwise {' '.join(SOURCES[name].args)}\n")
     with tempfile.TemporaryDirectory() as tmp:
+        for file, text in SOURCES[name].files.items():
+            Path(tmp, file).write_text(text, encoding="utf-8")
         args = [a.replace("{tmp}", tmp) for a in SOURCES[name].args]
         env = {**os.environ, "RECALLWISE_CONFIG": "", "RECALLWISE_LOG": ""}  # the shipped defaults only
         done = subprocess.run([*exe, *args], cwd=root, capture_output=True, text=True, env=env, check=False)

@@ -76,7 +76,7 @@ def test_figures_are_what_the_module_defines(tmp_path: Path) -> None:
     assert overall["opened_when_needed"] == 1.0  # the one request that needs memory opened
     assert overall["closed_when_not_needed"] == pytest.approx(2 / 3, abs=1e-4)  # the mountain opened
     assert overall["follow_up_precision"] is None  # nothing was taken for a follow-up
-    assert overall["follow_up_recall"] == 0.0  # "In San Jose, for four at 7." was not
+    assert overall["follow_up_recall"] == 0.0  # "In San Jose, for four at 7." did not retrieve
     assert overall["right_record_kept"] == 0.5  # kept on the request, not on its closed follow-up
     assert overall["records_per_needed_turn"] == 0.5
     assert overall["records_per_unneeded_turn"] == pytest.approx(1 / 3, abs=1e-4)
@@ -167,3 +167,23 @@ def test_the_shipped_conversations_load_and_keep_their_splits() -> None:
         if t.needs_memory and len(t.text) > 40
     ]
     assert sum(text in fit_texts for text in held) <= len(held) * 0.01
+
+
+def test_an_unknown_follow_up_label_counts_in_no_follow_up_figure(tmp_path: Path) -> None:
+    row = {
+        "id": "c3",
+        "persona": PERSONA,
+        "turns": [
+            _turn("Find me a place to eat tonight.", True, False, ["m1"]),
+            {**_turn("What is rohypnol?", False, False), "follow_up": None},
+        ],
+    }
+    conversations = load_conversations(_write(tmp_path / "dev", [row]))
+    assert conversations[0].turns[1].follow_up is None
+    # the scripted decider's follow-up question says "yes" to everything, given a threshold
+    decider = ScriptedDecider({"Find me a place to eat tonight.": 0.9}, 0.9, follow_up=1.0, local=True)
+    result = run_conversations(conversations, decider, policy_options={"follow_up_threshold": 0.5})
+    assert result["counts"]["taken_for_follow_ups"] == 0  # taken, but its label is unknown
+    assert result["overall"]["follow_up_precision"] is None
+    assert result["overall"]["closed_when_not_needed"] == 0.0  # it rode along all the same
+    assert result["counts"]["unneeded_opened_by"] == {"follow-up": 1}

@@ -188,7 +188,11 @@ def test_ask_json_systemone_and_sparrow_agree(sparrow_url: str, capsys: pytest.C
     assert remote["answers"]["score_0"]["probabilities"] == local["answers"]["score_0"]["probabilities"]
     assert remote["latency_ms"] > 0 and remote["warnings"] == []
     # Every backend prints the same keys; usage is what the backend reported for this call.
-    assert set(remote) == set(local) == {"backend", "model", "latency_ms", "answers", "warnings", "usage"}
+    assert (
+        set(remote)
+        == set(local)
+        == {*("backend", "model", "latency_ms", "answers", "warnings", "reads_wording", "usage")}
+    )
     assert set(remote["usage"]) == {"calls", "input_tokens", "output_tokens"} and local["usage"] == {
         "calls": 1
     }

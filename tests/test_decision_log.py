@@ -9,6 +9,7 @@ import pytest
 
 from recallwise import DecisionLog, MemoryRecord, RecallPolicy
 from recallwise.cli import main
+from recallwise.policy.log import LOG_SCHEMA_VERSION
 from recallwise.testing import ScriptedDecider
 
 NS = ["/facts/{actorId}"]
@@ -320,7 +321,7 @@ def test_a_log_written_by_the_first_release_opens_migrated(tmp_path, version):
             [{"id": "r1", "text": "tea", "label": True}]
         ]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == LOG_SCHEMA_VERSION == 4
     conn.close()
 
 
@@ -363,3 +364,46 @@ def test_serve_refuses_log_content_without_a_log(tmp_path, capsys):
     assert main(["serve", "--store", f"sqlite:///{tmp_path}/m.db", "--log-content"]) == 2
     err = capsys.readouterr().err
     assert "--log-content: give --log FILE too" in err and "Traceback" not in err
+
+
+def test_a_log_that_falls_behind_drops_and_counts_rows_instead_of_holding_up_turns(tmp_path):
+    """A backend that does not answer (a database down): past the queue's 1,000 rows each new row is
+    dropped at once and counted, and the turns' writes all return; once it answers, rows are written."""
+    from recallwise.policy.log import SQLiteLogBackend
+    from recallwise.policy.trace import Trace
+
+    backend = SQLiteLogBackend(tmp_path / "d.db")
+    stuck = threading.Event()
+    append = backend.append
+
+    def slow_append(rows):
+        stuck.wait(60)
+        append(rows)
+
+    backend.append = slow_append  # type: ignore[method-assign]
+    failed: list[Exception] = []
+    log = DecisionLog(backend=backend)
+    for i in range(1200):
+        log.write(
+            Trace(), actor_id="u", session_id=None, decider="x", message=f"m{i}", on_error=failed.append
+        )
+    health = log.health()
+    assert 99 <= health.dropped == len(failed) <= 200 and health.writing is False
+    assert health.last_error is not None and health.last_error.startswith("full")
+    stuck.set()
+    assert log.settle(60)
+    assert log.health().written == 1200 - health.dropped
+    assert len(log.turns(last=2000)) == 1200 - health.dropped
+    log.close()
+
+
+def test_a_log_location_is_a_file_a_sqlite_url_or_a_postgresql_url(tmp_path):
+    from recallwise.errors import UsageError
+    from recallwise.policy.log import open_backend
+
+    backend = open_backend(f"sqlite:///{tmp_path}/d.db")
+    assert backend.kind == "sqlite" and (tmp_path / "d.db").exists()
+    backend.close()
+    with pytest.raises(UsageError) as refused:
+        open_backend("mysql://u:SECRETPW@h/db")
+    assert "SECRETPW" not in str(refused.value) and "postgresql://" in str(refused.value)

@@ -43,7 +43,8 @@ def test_example_runs_offline(tmp_path, script, args, expected):
 
 def test_follow_ups_example_runs_offline(tmp_path):
     out = run_example(tmp_path, "follow_ups.py")
-    assert "gate opened 2 (1 as follow-ups), closed 1" in out
+    assert "gate opened 2 (1 as follow-ups), closed 2" in out
+    assert "'What is the tallest mountain in Africa?': gate p" in out
     assert "'Thanks!': gate p" in out and "-> 0 records" in out
 
 

@@ -99,8 +99,10 @@ def test_a_follow_up_retrieves_for_the_request_it_carries_on(store) -> None:
 
 def test_thanks_and_a_new_self_contained_question_stay_closed(store) -> None:
     policy = _asked_for_dinner(store)
-    for message in ("thanks!", "What is 17 times 23?"):
-        recall = policy.recall(message, actor_id="u", session_id="s")
+    for n, message in enumerate(("thanks!", "What is 17 times 23?")):
+        session = f"s{n}"
+        policy.recall("What should I have for dinner?", actor_id="u", session_id=session)
+        recall = policy.recall(message, actor_id="u", session_id=session)
         assert recall.trace.gate_open is False, message
         assert recall.trace.follow_up_p is not None and recall.trace.follow_up_p < 0.5
         assert recall.context == ""

@@ -552,7 +552,9 @@ def test_hook_asks_a_running_service_with_serve(monkeypatch, tmp_path):
     from serve_server import persona_server
 
     with persona_server(tmp_path, "hooked") as server:
-        thanks = _hook(monkeypatch, json.dumps({"prompt": "thanks!"}), "--serve", server.url, "--actor", ACTOR)
+        thanks = _hook(
+            monkeypatch, json.dumps({"prompt": "thanks!"}), "--serve", server.url, "--actor", ACTOR
+        )
         assert thanks.returncode == 0 and thanks.stdout == ""
         dinner = _hook(monkeypatch, json.dumps({"prompt": DINNER}), "--serve", server.url, "--actor", ACTOR)
         assert dinner.returncode == 0 and "<user_context>" in dinner.stdout

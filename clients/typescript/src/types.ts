@@ -192,6 +192,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Log Health
+         * @description The decision log's health on this replica: writing or failing, rows written and dropped.
+         */
+        get: operations["log_health_v1_log_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/recall": {
         parameters: {
             query?: never;
@@ -459,6 +479,11 @@ export interface components {
             namespaces_searched: string[];
             /** Notes */
             notes: string[];
+            /**
+             * Replica
+             * @description the replica that served the turn (--replica-name; default host:port)
+             */
+            replica?: string | null;
             /**
              * Route
              * @description the route's probability per namespace template
@@ -1033,6 +1058,54 @@ export interface components {
             next_cursor?: number | null;
         };
         /**
+         * LogHealthOut
+         * @description The reply of ``GET /v1/log``: this replica's view of its decision log, from its own
+         *     counters (it answers while the log's database is down).
+         */
+        LogHealthOut: {
+            /**
+             * Backend
+             * @description where the log lives (never its path or URL)
+             * @enum {string}
+             */
+            backend: "sqlite" | "postgresql";
+            /**
+             * Dropped
+             * @description rows this replica dropped since it started (the log's database down or far behind): those turns were answered, and are not in the log
+             */
+            dropped: number;
+            /**
+             * Last Error
+             * @description the kind of the last failure to write (unavailable, full, ...)
+             */
+            last_error: string | null;
+            /**
+             * Last Error At
+             * @description when, in seconds since the epoch
+             */
+            last_error_at: number | null;
+            /**
+             * Queued
+             * @description rows waiting to be written
+             */
+            queued: number;
+            /**
+             * Replica
+             * @description the name this replica's turns carry
+             */
+            replica: string | null;
+            /**
+             * Writing
+             * @description the last batch of rows was committed (false: the log is failing)
+             */
+            writing: boolean;
+            /**
+             * Written
+             * @description rows this replica committed since it started
+             */
+            written: number;
+        };
+        /**
          * MessageIn
          * @description One conversation message to remember.
          */
@@ -1457,6 +1530,7 @@ export type LabelledRecordOut = components['schemas']['LabelledRecordOut'];
 export type LabelledTurnOut = components['schemas']['LabelledTurnOut'];
 export type LabelsIn = components['schemas']['LabelsIn'];
 export type LabelsOut = components['schemas']['LabelsOut'];
+export type LogHealthOut = components['schemas']['LogHealthOut'];
 export type MessageIn = components['schemas']['MessageIn'];
 export type MessageOutcomeOut = components['schemas']['MessageOutcomeOut'];
 export type QuestionIn = components['schemas']['QuestionIn'];
@@ -2517,6 +2591,116 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LabelledTurnOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    log_health_v1_log_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogHealthOut"];
                 };
             };
             /** @description Bad Request */

@@ -10,7 +10,9 @@ shipped ones were built and labelled). One line of a ``*.jsonl`` file is one con
 
 - ``needs_memory``: answering the turn well depends on one of the user's stored records;
 - ``follow_up``: the turn carries on the conversation's previous request (rather than starting a
-  new one or closing the conversation);
+  new one or closing the conversation); ``null`` where the labels cannot tell (hh-rlhf's later
+  turns: the same conversation, but whether they carry on its request or ask something new inside
+  it, no rule says);
 - ``records``: ids of the persona's records that belong in the prompt for the turn.
 
 Every persona is stored in one real SQLite file (a temporary one; each conversation's user its own
@@ -28,9 +30,10 @@ the turns it names; a figure over no turns is None:
 - ``closed_when_not_needed``: over the turns that need no memory, the share on which the policy
   retrieved nothing (neither the gate nor a follow-up opened it);
 - ``follow_up_precision``: over the turns the policy took for follow-ups (it searched them with the
-  conversation's earlier request), the share labelled ``follow_up``;
+  conversation's earlier request) whose ``follow_up`` label is known, the share labelled true;
 - ``follow_up_recall``: over the turns labelled ``follow_up`` that carry on a request needing
-  memory (``follow_up`` and ``needs_memory``), the share the policy took for follow-ups;
+  memory (``follow_up`` and ``needs_memory``), the share on which the policy retrieved (taken for a
+  follow-up, or opened by the gate on its own: a message the gate opens on is searched alone);
 - ``records_per_unneeded_turn``: records injected per turn that needs no memory (a closed turn
   counts 0);
 - ``right_record_kept``: over the turns that need memory and name their records, the share on
@@ -38,7 +41,9 @@ the turns it names; a figure over no turns is None:
 - ``records_per_needed_turn``: records injected per turn of that same set.
 
 ``conversations`` and ``turns`` count what was run. ``counts`` (beside ``overall``) holds how many
-turns each figure is over. Nothing is fitted here.
+turns each figure is over, and what opened the turns that needed no memory (``unneeded_opened_by``:
+the gate on its own, a name in the store below the gate's threshold, a follow-up). Nothing is
+fitted here.
 """
 
 from __future__ import annotations
@@ -89,7 +94,8 @@ class ConversationTurn:
     text: str
     source: str
     needs_memory: bool
-    follow_up: bool
+    #: None: the labels cannot tell
+    follow_up: bool | None
     records: tuple[str, ...] = ()
 
 
@@ -141,7 +147,7 @@ def _parse(item: Any, split: str, where: str) -> Conversation:
                 text,
                 str(raw.get("source") or "unknown"),
                 _field(raw, "needs_memory", bool, at),
-                _field(raw, "follow_up", bool, at),
+                None if raw.get("follow_up", False) is None else _field(raw, "follow_up", bool, at),
                 records,
             )
         )
@@ -195,15 +201,23 @@ class Tally:
     closed_unneeded: list[bool] = field(default_factory=list)
     #: labels of the turns the policy took for follow-ups
     taken_labels: list[bool] = field(default_factory=list)
-    #: whether the policy took each follow-up of a request needing memory for one
+    #: whether the policy retrieved on each follow-up of a request needing memory
     follow_ups_taken: list[bool] = field(default_factory=list)
     records_unneeded: list[int] = field(default_factory=list)
     right_kept: list[bool] = field(default_factory=list)
     records_needed: list[int] = field(default_factory=list)
+    #: what opened the turns that needed no memory: "gate", "name" (the store-aware gate), "follow-up"
+    unneeded_opened_by: dict[str, int] = field(default_factory=dict)
     errors: int = 0
 
     def add(
-        self, conversation: str, turn: ConversationTurn, retrieved: bool, follow_up: bool, kept: set[str]
+        self,
+        conversation: str,
+        turn: ConversationTurn,
+        retrieved: bool,
+        follow_up: bool,
+        kept: set[str],
+        opened_by: str | None = None,
     ) -> None:
         self.conversations.add(conversation)
         self.turns += 1
@@ -212,10 +226,12 @@ class Tally:
         if not turn.needs_memory:
             self.closed_unneeded.append(not retrieved)
             self.records_unneeded.append(len(kept))
-        if follow_up:
+            if retrieved and opened_by:
+                self.unneeded_opened_by[opened_by] = self.unneeded_opened_by.get(opened_by, 0) + 1
+        if follow_up and turn.follow_up is not None:
             self.taken_labels.append(turn.follow_up)
         if turn.follow_up and turn.needs_memory:
-            self.follow_ups_taken.append(follow_up)
+            self.follow_ups_taken.append(retrieved)
         if turn.needs_memory and turn.records:
             self.right_kept.append(set(turn.records) <= kept)
             self.records_needed.append(len(kept))
@@ -233,13 +249,14 @@ class Tally:
             "records_per_needed_turn": _mean(self.records_needed),
         }
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, Any]:
         return {
             "needed_request_turns": len(self.opened_needed),
             "unneeded_turns": len(self.closed_unneeded),
             "taken_for_follow_ups": len(self.taken_labels),
             "follow_ups_needing_memory": len(self.follow_ups_taken),
             "turns_with_records": len(self.right_kept),
+            "unneeded_opened_by": dict(sorted(self.unneeded_opened_by.items())),
             "decider_errors": self.errors,
         }
 
@@ -270,6 +287,21 @@ def _store(conversations: Sequence[Conversation], path: Path, embedder: Embedder
     for start in range(0, len(records), 512):
         store.add_records(records[start : start + 512])
     return store
+
+
+def _opened_by(trace: Any) -> str | None:
+    """What opened a turn that retrieved, from its trace (None: it did not retrieve)."""
+    if not trace.gated:
+        return "stock"
+    if not trace.gate_open:
+        return None
+    if trace.follow_up and (trace.gate_p is None or trace.gate_p < (trace.gate_threshold or 0.0)):
+        return "follow-up"
+    if trace.gate_p is None:
+        return "failed open"
+    if trace.gate_p < (trace.gate_threshold or 0.0):
+        return "name"
+    return "gate"
 
 
 def run_conversations(
@@ -303,7 +335,9 @@ def run_conversations(
                         by_split.setdefault(conversation.split, Tally()),
                     )
                     for tally in groups:
-                        tally.add(conversation.id, turn, retrieved, bool(trace.follow_up), kept)
+                        tally.add(
+                            conversation.id, turn, retrieved, bool(trace.follow_up), kept, _opened_by(trace)
+                        )
                         tally.errors += bool(trace.errors)
                     if progress is not None:
                         progress(1)

@@ -15,11 +15,12 @@ drift from it. Two things are taken out of those turns, because they are timed o
 
 Two measures of a gated turn, both from its trace:
 
-* **decision overhead** (:func:`decision_ms`): ``gate + judge + rescore``, the time the policy
-  records for its decider calls (the gate's one call, with the route and the follow-up question
-  when asked; the judge's, at most ``MAX_QUESTIONS`` records a call) and for the episodic
-  re-scoring. This is what BENCHMARKS.md has called the decision overhead from the start (the
-  decider's calls, beyond the embedding), now timed inside a real turn. It leaves out the work
+* **decision overhead** (:func:`decision_ms`): ``gate + follow_up + judge + rescore``, the time the
+  policy records for its decider calls (the gate's one call, with the route and the follow-up
+  question when asked; the judge's, at most ``MAX_QUESTIONS`` records a call), for the follow-up
+  head's answer on the pair and for the episodic re-scoring. This is what BENCHMARKS.md has called
+  the decision overhead from the start (the decider's calls, beyond the embedding), now timed
+  inside a real turn. It leaves out the work
   the policy does around those calls, which the next figure holds;
 * **policy work** (:func:`policy_ms`): ``total - embed - search``, everything the turn did but
   the embedding and the search: the decision overhead plus rendering the candidates, writing
@@ -115,9 +116,10 @@ class FixedSearcher:
 
 
 def decision_ms(recall: Recall) -> float:
-    """What a turn spent deciding, from its own trace: ``gate + judge + rescore`` (see the module)."""
+    """What a turn spent deciding, from its own trace: ``gate + follow_up + judge + rescore`` (see the
+    module)."""
     timings = recall.trace.timings_ms
-    return sum(timings.get(stage, 0.0) for stage in ("gate", "judge", "rescore"))
+    return sum(timings.get(stage, 0.0) for stage in ("gate", "follow_up", "judge", "rescore"))
 
 
 def policy_ms(recall: Recall) -> float:

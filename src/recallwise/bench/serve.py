@@ -293,9 +293,13 @@ def bench_serve(
     write_every: int = 5,
     actors_per_tenant: int = 5,
     max_batch: int = 16,
+    log: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark (see the module docs); returns what ``bench serve --json`` prints."""
+    """Run the benchmark (see the module docs); returns what ``bench serve --json`` prints.
+
+    ``log``: the replicas' decision log (``--log --log-content``): ``"sqlite"`` a new file, a
+    PostgreSQL URL a schema of its own there (dropped afterwards); None: no log."""
     if sessions < 1 or turns < 1 or replicas < 1 or workers < 1:
         raise UsageError("--sessions, --turns, --replicas and --workers must be at least 1")
     from ..serve.auth import add_key
@@ -334,6 +338,8 @@ def bench_serve(
             seeding.close()
 
         extra = ["--max-batch", str(max_batch), "--workers", str(workers)]
+        if log is not None:
+            extra += ["--log", _log_location(log, work), "--log-content"]
         for i in range(replicas):
             replicas_started.append(
                 ServeProcess(url, ["--keys", str(keys_file), *extra], work, f"replica{i}")
@@ -347,6 +353,7 @@ def bench_serve(
         server_cpu_after, driver_cpu_after = _servers_cpu_s(replicas_started), time.process_time()
         after = sum(_embed_texts_counted(r.url, keys[TENANTS[0]]) for r in replicas_started)
         idle = asyncio.run(_idle(replicas_started[0], keys[TENANTS[0]], actors[0]))
+        log_rows = _log_rows(replicas_started, keys[TENANTS[0]]) if log is not None else None
         exits = [r.stop() for r in replicas_started]
         lost = _lost(url, ledger)
         in_process = _in_process(url, plan, write_every, max_batch)
@@ -371,6 +378,8 @@ def bench_serve(
         )
         return {
             "store": "sqlite (a new file)" if store is None else f"postgresql (schema {schema})",
+            "log": None if log is None else ("sqlite (a new file)" if log == "sqlite" else "postgresql"),
+            "log_rows": log_rows,
             "replicas": replicas,
             "workers_per_replica": workers,
             "sessions": sessions,
@@ -403,7 +412,38 @@ def bench_serve(
             replica.stop()
         if schema is not None and store is not None:
             _drop_schema(store, schema)
+        if log is not None and log != "sqlite":
+            _drop_schema(log, _LOG_SCHEMA)
         shutil.rmtree(work, ignore_errors=True)
+
+
+_LOG_SCHEMA = f"rw_bench_serve_log_{os.getpid()}"
+
+
+def _log_rows(replicas: Sequence[ServeProcess], key: str) -> dict[str, int]:
+    """The decision log rows the replicas wrote and dropped (``GET /v1/log``, once they settled)."""
+    totals = {"written": 0, "dropped": 0}
+    for replica in replicas:
+        deadline = time.monotonic() + 30.0
+        while True:
+            health = httpx.get(
+                f"{replica.url}/v1/log", headers={"authorization": f"Bearer {key}"}, timeout=10
+            ).json()
+            if health["queued"] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        totals["written"] += int(health["written"])
+        totals["dropped"] += int(health["dropped"])
+    return totals
+
+
+def _log_location(log: str, work: Path) -> str:
+    """``--log`` for the replicas: a new SQLite file, or a schema of the bench's own in PostgreSQL."""
+    if log == "sqlite":
+        return str(work / "decisions.db")
+    if not log.startswith(("postgresql://", "postgres://")):
+        raise UsageError("--log: 'sqlite' (a new file) or a PostgreSQL URL")
+    return log + ("&" if "?" in log else "?") + f"schema={_LOG_SCHEMA}"
 
 
 def _cpu_figures(

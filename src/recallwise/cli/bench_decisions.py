@@ -172,3 +172,7 @@ def _print_conversations(result: dict[str, Any]) -> None:
     for name, figures in groups:
         rows.append((name, figures["turns"], *(_cell(figures[key]) for key in FIGURES[2:])))
     print(table(rows, ["group", "turns", *(_COLUMNS[key] for key in FIGURES[2:])]))
+    opened = counts.get("unneeded_opened_by") or {}
+    if opened:
+        said = ", ".join(f"{why} {n}" for why, n in opened.items())
+        print(f"\nturns that needed no memory and retrieved, by what opened them: {said}")

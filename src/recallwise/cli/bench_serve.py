@@ -37,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a PostgreSQL URL the replicas share (a schema of its own, dropped afterwards); "
         "default: a new SQLite file",
     )
+    parser.add_argument(
+        "--log",
+        metavar="sqlite|URL",
+        help="the replicas log every turn (--log --log-content): 'sqlite', a new file; a PostgreSQL URL, "
+        "a schema of its own there, dropped afterwards (default: no log)",
+    )
     parser.add_argument("--write-every", type=int, default=5, help="a record every N turns (default 5)")
     parser.add_argument("--max-batch", type=int, default=16, help="the servers' embedding batch (default 16)")
     add_json(parser)
@@ -51,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--write-every must be at least 1")
     with progress_bar(args, args.sessions * args.turns, desc="turns", unit="turn") as bar:
         flags = flag_values(
-            args, "sessions", "turns", "replicas", "workers", "store", "write_every", "max_batch"
+            args, "sessions", "turns", "replicas", "workers", "store", "write_every", "max_batch", "log"
         )
         result = bench_serve(**flags, progress=bar.update)
     return report(args, result, _print_text)
@@ -66,7 +72,8 @@ def _print_text(result: dict[str, Any]) -> None:
     http, inproc, ceiling = result["http"], result["in_process"], result["ceiling"]
     print(
         f"{result['replicas']} replica(s) of {result['workers_per_replica']} worker(s) over "
-        f"{result['store']}: {result['sessions']} sessions x "
+        f"{result['store']}{'' if result.get('log') is None else ', decision log in ' + result['log']}: "
+        f"{result['sessions']} sessions x "
         f"{result['turns_per_session']} turns, {result['tenants']} tenants\n"
         f"  HTTP          {http['turns_per_s']:.1f} turns/s, p50 {http['p50_ms']:.1f} / "
         f"p95 {http['p95_ms']:.1f} / p99 {http['p99_ms']:.1f} ms, errors {http['errors']}\n"

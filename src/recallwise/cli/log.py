@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..policy.log import DecisionLog, TurnFilter
+from ..policy.log import DecisionLog, TurnFilter, is_log_url
 from ..ranges import OptionRange, flag_type
+from ..stores.urls import redact_url
 from . import emit_json
 from .common import add_json, table
 
@@ -21,7 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Show the latest turns a policy wrote to its decision log (RecallPolicy(log=PATH) or
     RECALLWISE_LOG=PATH): the gate's answer, what was kept and dropped, the errors.
     """
-    parser.add_argument("path", metavar="LOG.db", help="the decision log file")
+    parser.add_argument(
+        "path",
+        metavar="LOG",
+        help="the decision log: a SQLite file, or the postgresql:// URL serve --log names",
+    )
     parser.add_argument(
         "--last",
         type=flag_type(OptionRange(int, 1, what="turns"), "--last"),
@@ -41,18 +46,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not Path(args.path).is_file():
-        raise UsageError(f"no decision log at {args.path!r}")
+    shown = redact_url(args.path)
+    if not is_log_url(args.path) and not Path(args.path).is_file():
+        raise UsageError(f"no decision log at {shown!r}")
     with DecisionLog(args.path) as log:
         if args.labels:
             labelled = log.labelled_turns(TurnFilter(actor_id=args.actor, session_id=args.session))
             return _print_labels(args, [t.labelled() for t in labelled])
         turns = log.turns(last=args.last, actor_id=args.actor, session_id=args.session)
     if args.json:
-        emit_json({"log": args.path, "turns": [t.as_dict() for t in turns]})
+        emit_json({"log": shown, "turns": [t.as_dict() for t in turns]})
         return 0
     if not turns:
-        print(f"no turns in {args.path}{_filters(args)}")
+        print(f"no turns in {shown}{_filters(args)}")
         return 0
     rows = []
     for t in turns:

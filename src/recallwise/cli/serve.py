@@ -38,6 +38,7 @@ _SETTINGS = (
     "log_content",
     "log_durable",
     "log_retention_days",
+    "replica_name",
     "access_log",
 )
 _SETTINGS_MCP = ("mcp_token_budget", "mcp_actor")
@@ -169,8 +170,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--log",
-        metavar="FILE",
-        help="decision log (SQLite) of every turn, shown at /ui and GET /v1/decisions (default none)",
+        metavar="FILE|URL",
+        help="decision log of every turn, shown at /ui and GET /v1/decisions: a SQLite file (this host's "
+        "replicas), or a postgresql:// URL every replica shares (default none)",
     )
     parser.add_argument(
         "--log-content",
@@ -189,6 +191,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="DAYS",
         help="delete logged turns (and their labels) older than DAYS, at start and hourly (default: keep)",
+    )
+    parser.add_argument(
+        "--replica-name",
+        metavar="NAME",
+        help="the name the decision log gives the turns this server answers (default: host name:port)",
     )
     parser.add_argument(
         "--access-log",

@@ -52,12 +52,13 @@ def add_labels(parser: argparse.ArgumentParser, role: Role, labels: str) -> None
     follow-up): --labels, whose rows ``labels`` describes, and the wording flags."""
     parser.add_argument(
         "--labels",
-        required=role != "gate",
+        required=role not in ("gate", "follow_up"),
         metavar="FILE.jsonl|builtin:NAME",
         help='one {"text": str, "label": bool} per line ('
         + labels
         + ")"
-        + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else ""),
+        + ("; default: none, then --fit or --from-log fits a head" if role == "gate" else "")
+        + ("; default: none, then --fit fits the pair head" if role == "follow_up" else ""),
     )
     add_wording_flags(parser, role)
 
@@ -454,6 +455,7 @@ def _echo_notes(result: TuneResult, reads_wording: bool = True) -> list[str]:
 def _fit_data(args: argparse.Namespace, role: HeadName) -> tuple[list[Any], list[dict[str, Any]], list[str]]:
     """The turns to fit on, where each set came from, and notes (what a log's labels left out)."""
     from ..serve.refit import logged_turns
+    from ..stores.urls import redact_url
     from ..tuning.labelled import read_labelled_sources, read_labelled_turns
 
     pattern = f"{role}-*.jsonl"
@@ -468,7 +470,7 @@ def _fit_data(args: argparse.Namespace, role: HeadName) -> tuple[list[Any], list
         turns.extend(logged.turns)
         sources.append(
             {
-                "path": f"{args.from_log} + {args.labels}",
+                "path": f"{redact_url(args.from_log)} + {args.labels}",
                 "turns": len(logged.turns),
                 "left_out": logged.left_out,
             }

@@ -83,9 +83,13 @@ __all__ = [
     "DecisionLog",
     "Forgotten",
     "LogBackend",
+    "LogFull",
+    "LogHealth",
     "LoggedTurn",
     "SQLiteLogBackend",
     "TurnFilter",
+    "is_log_url",
+    "open_backend",
     "public_id",
 ]
 
@@ -161,8 +165,14 @@ def _v3(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO meta VALUES ('next_seq', ?)", (str(int(last) + 1),))
 
 
+def _v4(conn: sqlite3.Connection) -> None:
+    """Version 4: which replica served each turn (``recallwise serve --replica-name``; NULL for the
+    turns logged before, and for a policy's own log without a name)."""
+    conn.execute("ALTER TABLE turns ADD COLUMN replica TEXT")
+
+
 #: ``_MIGRATIONS[i]`` takes a log from version ``i`` to ``i + 1``
-_MIGRATIONS: tuple[MigrationStep, ...] = (_v1, _v2, _v3)
+_MIGRATIONS: tuple[MigrationStep, ...] = (_v1, _v2, _v3, _v4)
 #: the log's layout, kept in SQLite's ``user_version``: a reader refuses a newer one
 LOG_SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -186,6 +196,7 @@ _COLUMNS = (
     "context_tokens",
     "stock_tokens",
     "trace",
+    "replica",
 )
 
 
@@ -240,6 +251,8 @@ class LoggedTurn:
     gate_label: bool | None = None
     #: the record labels (record id -> belongs), when any was given
     record_labels: dict[str, bool] = field(default_factory=dict)
+    #: the replica that served the turn (``recallwise serve --replica-name``), when named
+    replica: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -300,22 +313,25 @@ class TurnFilter:
     #: True: turns with errors; False: turns without
     with_errors: bool | None = None
 
-    def where(self) -> tuple[list[str], list[Any]]:
+    def where(self, mark: str = "?", truth: Callable[[bool], Any] = int) -> tuple[list[str], list[Any]]:
+        """The SQL clauses (``mark``: the driver's placeholder) and their arguments (``truth``: how a
+        boolean column holds true and false: SQLite's 1 and 0, PostgreSQL's own)."""
         clauses: list[str] = []
         args: list[Any] = []
         if self.actor_id is not None:
-            clauses.append("actor_id = ?")
+            clauses.append(f"actor_id = {mark}")
             args.append(self.actor_id)
         if self.actor_prefix is not None:
-            # a range, not LIKE: '_' and '%' are ordinary characters of a tenant name
-            clauses.append("actor_id >= ? AND actor_id < ?")
+            # a range, not LIKE: '_' and '%' are ordinary characters of a tenant name (a binary
+            # comparison: PostgreSQL's column is COLLATE "C")
+            clauses.append(f"actor_id >= {mark} AND actor_id < {mark}")
             args += [self.actor_prefix, self.actor_prefix + "\U0010ffff"]
         if self.session_id is not None:
-            clauses.append("session_id = ?")
+            clauses.append(f"session_id = {mark}")
             args.append(self.session_id)
         if self.gate_open is not None:
-            clauses.append("gate_open = ?")
-            args.append(int(self.gate_open))
+            clauses.append(f"gate_open = {mark}")
+            args.append(truth(self.gate_open))
         if self.with_errors is not None:
             clauses.append("errors > 0" if self.with_errors else "errors = 0")
         return clauses, args
@@ -338,6 +354,7 @@ class _Row:
     on_error: Callable[[Exception], None] | None
     #: set once the row is committed (or failed): what a durable log's turn waits on
     done: threading.Event | None = None
+    replica: str | None = None
 
     def values(self, stock_tokens: int | None, content: bool) -> tuple[Any, ...]:
         trace = self.trace if content else _without_content(self.trace)
@@ -359,6 +376,7 @@ class _Row:
             trace["context_tokens"],
             stock_tokens,
             json.dumps(trace, ensure_ascii=False, default=str),
+            self.replica,
         )
 
 
@@ -379,6 +397,35 @@ def _without_content(trace: dict[str, Any]) -> dict[str, Any]:
                 note = note.replace(name, "[name]")
             notes[i] = note
     return trace
+
+
+class LogFull(RuntimeError):
+    """A row dropped before it was written: the log's queue was full (its database down or far
+    behind), and a turn does not wait for the log."""
+
+    kind = "full"
+
+
+@dataclass(frozen=True)
+class LogHealth:
+    """What :meth:`DecisionLog.health` says: this process's view of its log (its own counters)."""
+
+    #: ``sqlite`` or ``postgresql``
+    backend: str
+    replica: str | None
+    #: the last batch was committed (False from a failed batch until the next committed one)
+    writing: bool
+    #: rows committed, and rows dropped (never in the log), since this process opened it
+    written: int
+    dropped: int
+    #: rows waiting for the log's thread
+    queued: int
+    #: the last failure (its kind and message) and when (seconds since the epoch)
+    last_error: str | None
+    last_error_at: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)
@@ -402,6 +449,8 @@ class LogBackend(Protocol):
 
     #: how messages name the log (a path; a URL without its password)
     where: str
+    #: what it is: ``sqlite``, ``postgresql``
+    kind: str
 
     def append(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Append turns, in one transaction."""
@@ -444,6 +493,8 @@ class LogBackend(Protocol):
 
 class SQLiteLogBackend:
     """A decision log in one SQLite file (WAL; each host's processes share it)."""
+
+    kind = "sqlite"
 
     def __init__(self, path: str | os.PathLike[str], *, durable: bool = False) -> None:
         self.path = Path(path)
@@ -662,10 +713,11 @@ class SQLiteLogBackend:
 
 
 class DecisionLog(ClosesOnExit):
-    """Appends each turn's decision to a log (a SQLite file, or the ``backend`` given), pages
-    through them and keeps their labels; thread-safe. ``content=False`` keeps no message or memory
-    text; ``durable=True`` answers a turn only once its row is committed; ``retention_days``
-    deletes turns older than that."""
+    """Appends each turn's decision to a log (a SQLite file, a PostgreSQL database several replicas
+    share, or the ``backend`` given), pages through them and keeps their labels; thread-safe.
+    ``content=False`` keeps no message or memory text; ``durable=True`` answers a turn only once its
+    row is committed; ``retention_days`` deletes turns older than that; ``replica`` names, in each
+    row, who served the turn."""
 
     def __init__(
         self,
@@ -675,6 +727,7 @@ class DecisionLog(ClosesOnExit):
         content: bool = True,
         durable: bool = False,
         retention_days: float | None = None,
+        replica: str | None = None,
         backend: LogBackend | None = None,
     ) -> None:
         if (path is None) == (backend is None):
@@ -685,8 +738,9 @@ class DecisionLog(ClosesOnExit):
         self.content = bool(content)
         self.durable = bool(durable)
         self.retention_days = retention_days
+        self.replica = replica
         self.backend: LogBackend = (
-            backend if backend is not None else SQLiteLogBackend(path or "", durable=durable)
+            backend if backend is not None else open_backend(path or "", durable=durable)
         )
         #: the file, for a SQLite log (None for another backend)
         self.path: Path | None = getattr(self.backend, "path", None)
@@ -699,8 +753,16 @@ class DecisionLog(ClosesOnExit):
         self._pruned_at = 0.0
         #: rows whose stock figure was left unknown because the log was falling behind
         self.stock_skipped = 0
-        #: turns deleted by retention since the log opened
+        #: turns deleted by retention since the log opened (by this process)
         self.pruned = 0
+        #: rows committed, and rows dropped (the backend failed, or the queue was full), since open
+        self.written = 0
+        self.dropped = 0
+        #: the last failure to write (``"unavailable: ..."``) and when (time.time()); None: none yet
+        self.last_error: str | None = None
+        self.last_error_at: float | None = None
+        #: whether the last batch was committed (False from a failed batch to the next committed one)
+        self.writing = True
         self._prune()
 
     @property
@@ -745,13 +807,23 @@ class DecisionLog(ClosesOnExit):
             stock_later=stock_later,
             on_error=on_error,
             done=threading.Event() if self.durable else None,
+            replica=self.replica,
         )
         with self._settled:
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_loop, name="recallwise-log", daemon=True)
                 self._writer.start()
             self._unsettled += 1
-        self._queue.put(row)
+        try:
+            # a full queue (the backend is down or far behind) drops the row: a turn never waits
+            # on the log, unless it asked to (durable: it waits for its commit anyway)
+            self._queue.put(row, timeout=10.0) if row.done is not None else self._queue.put_nowait(row)
+        except queue.Full:
+            with self._settled:
+                self._unsettled -= 1
+                self._settled.notify_all()
+            self._failed([row], LogFull(f"the decision log {self.where!r} is {_QUEUE} rows behind"))
+            return
         if row.done is not None:
             row.done.wait(10.0)
 
@@ -800,10 +872,35 @@ class DecisionLog(ClosesOnExit):
         try:
             self.backend.append(values)
         except Exception as exc:
-            for row in rows:
-                if row.on_error is not None:
-                    with contextlib.suppress(Exception):
-                        row.on_error(exc)
+            self._failed(rows, exc)
+        else:
+            self.written += len(rows)
+            self.writing = True
+
+    def _failed(self, rows: Sequence[_Row], exc: Exception) -> None:
+        """Rows that will not be in the log: counted here and by each row's ``on_error``."""
+        self.dropped += len(rows)
+        self.writing = False
+        self.last_error = f"{getattr(exc, 'kind', type(exc).__name__)}: {exc}"
+        self.last_error_at = time.time()
+        for row in rows:
+            if row.on_error is not None:
+                with contextlib.suppress(Exception):
+                    row.on_error(exc)
+
+    def health(self) -> LogHealth:
+        """How the log is doing, from this process's own counters (no query: it answers while the
+        log's database is down)."""
+        return LogHealth(
+            backend=self.backend.kind,
+            replica=self.replica,
+            writing=self.writing,
+            written=self.written,
+            dropped=self.dropped,
+            queued=self._queue.qsize(),
+            last_error=self.last_error,
+            last_error_at=self.last_error_at,
+        )
 
     def _prune(self) -> None:
         """Delete the turns past ``retention_days`` (at open, then at most once an hour)."""
@@ -876,6 +973,12 @@ class DecisionLog(ClosesOnExit):
         page = self.page(TurnFilter(actor_id=actor_id, session_id=session_id), limit=max(int(last), 0))
         return list(reversed(page))
 
+    def _settle_for_read(self) -> None:
+        """Wait for this process's queued rows before a read (a page shows the turn just
+        answered), unless the log is failing: then the read goes straight to the backend, which
+        answers or fails at once rather than after the queue's failed bursts."""
+        self.settle(10.0 if self.writing else 0.0)
+
     def _seq(self, decision_id: int | None) -> int | None:
         """The seq of turn ``decision_id``; a cursor naming no turn (forgotten since) pages on
         from where its seq would be, which only its own id says: so it is an error."""
@@ -892,13 +995,13 @@ class DecisionLog(ClosesOnExit):
         """Up to ``limit`` turns matching ``where``, newest first, older than turn ``before`` (an
         id: the last turn of the previous page) when given: keyset paging, as fast on page 1,000
         as on page 1."""
-        self.settle()
+        self._settle_for_read()
         seqs = self.backend.seqs(where or TurnFilter(), limit=limit, before=self._seq(before))
         return self.backend.load(seqs)
 
     def turn(self, decision_id: int) -> LoggedTurn | None:
         """Turn ``decision_id`` (its ``id``) with its labels, or None."""
-        self.settle()
+        self._settle_for_read()
         seq = self.backend.seq_of(int(decision_id))
         found = [] if seq is None else self.backend.load([seq])
         return found[0] if found else None
@@ -908,7 +1011,7 @@ class DecisionLog(ClosesOnExit):
     ) -> list[LoggedTurn]:
         """The labelled turns matching ``where``, oldest first: all of them, or up to ``limit``
         after turn ``after`` (an id: the last of the previous page)."""
-        self.settle()
+        self._settle_for_read()
         seqs = self.backend.seqs(
             where or TurnFilter(), limit=-1 if limit is None else limit, labelled=True, after=self._seq(after)
         )
@@ -928,6 +1031,35 @@ class DecisionLog(ClosesOnExit):
 
     def __repr__(self) -> str:
         return f"DecisionLog({self.where!r})"
+
+
+def is_log_url(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` names a PostgreSQL database (``postgresql://...``), not a SQLite file."""
+    return isinstance(location, str) and location.split("://", 1)[0].lower() in _PG_SCHEMES
+
+
+_PG_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
+
+
+def open_backend(location: str | os.PathLike[str], *, durable: bool = False) -> LogBackend:
+    """The backend ``location`` names: a PostgreSQL URL (the ``[postgres]`` extra), a ``sqlite://``
+    URL or a path of a SQLite file. Any other URL scheme is refused in one line, its password
+    hidden."""
+    if is_log_url(location):
+        from ..extras import require_extra
+
+        require_extra("postgres", "a postgresql:// decision log", ("psycopg", "psycopg_pool"))
+        from .log_postgres import PostgresLogBackend
+
+        return PostgresLogBackend(str(location), durable=durable)
+    text = os.fspath(location)
+    if isinstance(text, str) and text.startswith("sqlite:///"):
+        text = text[len("sqlite:///") :]  # as the store reads it: sqlite:////abs/x.db, sqlite:///rel.db
+    elif isinstance(text, str) and "://" in text:
+        from ..stores.urls import redact_url
+
+        raise UsageError(f"decision log {redact_url(text)!r}: give a SQLite file or a postgresql:// URL")
+    return SQLiteLogBackend(text, durable=durable)
 
 
 def open_log(log: DecisionLog | str | os.PathLike[str] | None) -> DecisionLog | None:

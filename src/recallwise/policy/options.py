@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import UsageError
-from ..ranges import OptionRange, flag_type
+from ..ranges import OptionRange
 from .budget import ADAPTIVE_BUDGET, GATED_TOP_K, AdaptiveBudget
 from .conversation import CONVERSATION_WEIGHTS, ConversationWeights
 
@@ -44,14 +44,11 @@ __all__ = [
     "KeepOptions",
     "KeepRule",
     "LimitOptions",
-    "OptionRange",
     "RecallOptions",
     "ReliabilityOptions",
     "SearchOptions",
     "ThresholdOptions",
     "check_option",
-    "flag_type",
-    "option_type",
     "shorthand_value",
     "with_shorthand",
 ]
@@ -83,7 +80,6 @@ KeepRule = Literal["absolute", "relative", "both"]
 _PROBABILITY = OptionRange(
     float, 0.0, 1.0, none="resolved from a fit or a measured default", what="a probability"
 )
-_RECORDS = OptionRange(int, 1)
 _CHARS = OptionRange(int, 1, what="a count of characters")
 _SECONDS = OptionRange(float, 0.0, what="seconds")
 
@@ -129,11 +125,6 @@ def check_option(name: str, value: Any, where: str = "") -> Any:
     """``value`` checked against the range of the option ``name`` (:data:`OPTION_RANGES`): the one
     check the policy's options, a config file's thresholds and the commands' flags share."""
     return OPTION_RANGES[name].check(name, value, where)
-
-
-def option_type(name: str, flag: str | None = None) -> Any:
-    """An argparse ``type=`` for the option ``name`` (:data:`OPTION_RANGES`) given as ``flag``."""
-    return flag_type(OPTION_RANGES[name], flag or f"--{name.replace('_', '-')}")
 
 
 @dataclass(frozen=True)

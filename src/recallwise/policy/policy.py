@@ -18,7 +18,7 @@ from . import stages
 from .breaker import CircuitBreaker
 from .cache import DecisionCache
 from .config import ConfigPath, config_from_env, configured_decider, read_config
-from .follow_up import FollowUpMemory
+from .follow_up import FollowUpHead, FollowUpMemory, read_follow_up_head, shipped_follow_up_head
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
 from .namespaces import DEFAULT_NAMESPACES, namespace_templates
@@ -77,6 +77,7 @@ class RecallPolicy:
         stats: RecallStats | None = None,
         log: DecisionLog | str | os.PathLike[str] | None = None,
         trace_content: bool | None = None,
+        follow_up_head: FollowUpHead | str | os.PathLike[str] | None = _DEFAULT,
         _config: Any = None,
         **shorthand: Any,
     ) -> None:
@@ -92,8 +93,14 @@ class RecallPolicy:
             if not self.options.keep.judge_domains and callable(without_table):
                 self.decider = without_table()  # episodic memories: the embedded judge's option
         heads_in_use = getattr(self.decider, "heads_in_use", None)
-        #: the learned heads answering this policy's gate and judge: role -> where they came from
+        #: the learned heads answering this policy's gate, judge and follow-ups: role -> where they
+        #: came from
         self.heads: dict[str, str] = heads_in_use() if callable(heads_in_use) else {}
+        #: the head deciding follow-ups on the pair (policy/follow_up.py), None where it does not
+        #: apply (another backend, or an embedding space it has no weights for)
+        self.follow_up_head = self._follow_up_head(follow_up_head, store)
+        if self.follow_up_head is not None:
+            self.heads["follow_up"] = self.follow_up_head.describe()
         self.namespaces = namespace_templates(namespaces, "namespaces")
         self.descriptions: dict[str, str] = (
             {k: v for k, v in namespaces.items() if v} if isinstance(namespaces, Mapping) else {}
@@ -103,12 +110,10 @@ class RecallPolicy:
         self.stats.decider = backend
         self.stats.heads.update(self.heads)
         head_thresholds = getattr(self.decider, "head_thresholds", None)
-        resolved = Thresholds.resolve(
-            backend,
-            self.options.thresholds.given(),
-            configs,
-            head_thresholds() if callable(head_thresholds) else None,
-        )
+        measured = dict(head_thresholds()) if callable(head_thresholds) else {}
+        if self.follow_up_head is not None and self.follow_up_head.threshold is not None:
+            measured["follow_up"] = self.follow_up_head.threshold
+        resolved = Thresholds.resolve(backend, self.options.thresholds.given(), configs, measured or None)
         self.thresholds: dict[str, float] = resolved.values
         #: where each threshold came from: "argument", "config PATH" or "default"
         self.threshold_sources: dict[str, str] = resolved.sources
@@ -170,6 +175,29 @@ class RecallPolicy:
             if mode not in self.stats.default_modes:  # stats may be shared by several policies
                 self.stats.default_modes.append(mode)
 
+    def _follow_up_head(self, given: Any, store: Searcher) -> FollowUpHead | None:
+        """The follow-up head: the one given (a head or its file), else the shipped one, when the
+        decider is the embedded one and the store's embedder is the head's space."""
+        if self.decider is None or given is None:
+            return None
+        if given is _DEFAULT:
+            if self.decider.name != "embedded":
+                return None
+            head = shipped_follow_up_head()
+        elif isinstance(given, FollowUpHead):
+            head = given
+        else:
+            head = read_follow_up_head(given)
+        embedder = getattr(getattr(store, "embedder", None), "name", None)
+        if head is None or head.embedder != embedder:
+            if given is not _DEFAULT and head is not None:
+                raise UsageError(
+                    f"{head.origin}: the follow-up head is for {head.embedder} vectors; the store's "
+                    f"embedder is {embedder}"
+                )
+            return None
+        return head
+
     def _default_modes(self) -> list[str]:
         if self.decider is None:
             return []
@@ -191,7 +219,10 @@ class RecallPolicy:
                 else "no per-actor profile from this store: the gate opens on no life domain"
             )
         if self.follow_ups.enabled and sources.get("follow_up") != "argument":
-            modes.append(f"follow-ups (threshold {self.thresholds['follow_up']:g}, {sources['follow_up']})")
+            how = "on the pair, " if self.follow_up_head is not None else ""
+            modes.append(
+                f"follow-ups ({how}threshold {self.thresholds['follow_up']:g}, {sources['follow_up']})"
+            )
         return modes
 
     @classmethod
@@ -339,6 +370,7 @@ class RecallPolicy:
             return turn
         self.stats.add(baseline_retrievals=1)
         turn.prior = self.follow_ups.prior(turn.conversation)
+        turn.previous = self.follow_ups.previous(turn.conversation)
         cached = self._cache.get(turn.cache_key)
         if cached is not None:
             turn.vector, turn.gate_answers = cached
@@ -358,7 +390,7 @@ class RecallPolicy:
             return True
         turn.state = stages.state_for(turn.text, self.options.limits, turn)
         if turn.gate_answers is None:
-            questions = self.gate_questions(follow_up=turn.prior is not None)
+            questions = self.gate_questions(follow_up=turn.prior is not None and self.follow_up_head is None)
             stages.ask_gate(turn, self.guarded_decider, questions, self.stats)
             if turn.gate_usage.get("gate_head"):
                 turn.trace.heads["gate"] = self.heads.get("gate", "")
@@ -380,22 +412,35 @@ class RecallPolicy:
         return is_open
 
     def _follow_up(self, turn: Turn, is_open: bool) -> bool:
-        """Follow-ups, after the gate (:mod:`~recallwise.policy.follow_up`): a turn that retrieves
-        on its own merit is what the conversation's next follow-up carries on; a closed gate opens
-        for a follow-up of the last one. True when the turn retrieves."""
-        asked = turn.gate_answers.get(FOLLOW_UP) if turn.gate_answers is not None else None
-        if isinstance(asked, float):  # asked in the gate's call: the trace says so, open or not
-            turn.trace.follow_up_p = asked
-        if is_open:
-            if turn.trace.gate_p is not None:  # not when the gate only failed open
-                self.follow_ups.remember(turn.conversation, turn.text)
-            return True
-        if turn.prior is None:
-            return False
-        opened = stages.follow_up(turn, self.thresholds["follow_up"], self.store.embedder, self.stats)
-        if opened:  # the judge reads both messages too
+        """Follow-ups, after the gate (:mod:`~recallwise.policy.follow_up`): a message the gate closed
+        on that carries on the conversation's request searches with it; any other message ends the
+        chain, and a message the gate opened on becomes the request. True when the turn retrieves."""
+        if not self.follow_ups.enabled:
+            return is_open
+        key, own, vector, gate_p = turn.conversation, turn.text, turn.vector, turn.trace.gate_p
+        answer: float | None = None
+        if turn.prior is not None:
+            if self.follow_up_head is not None:
+                answer = stages.follow_up_by_pair(turn, self.follow_up_head)
+                if answer is not None:
+                    turn.trace.heads["follow_up"] = self.heads["follow_up"]
+            else:  # asked in the gate's call
+                asked = turn.gate_answers.get(FOLLOW_UP) if turn.gate_answers is not None else None
+                answer = asked if isinstance(asked, float) else None
+        if answer is not None:
+            turn.trace.follow_up_p = answer  # asked (or answered by the head): the trace says so
+        # a message the gate opened on is a request of its own: searched alone, it starts a new chain
+        follows = not is_open and stages.follow_up(
+            turn, answer, self.thresholds["follow_up"], self.store.embedder, self.stats
+        )
+        if follows:  # the judge reads both messages too
             turn.state = stages.state_for(turn.text, self.options.limits, turn)
-        return opened
+        else:
+            self.follow_ups.end_chain(key)  # a chain never outlives its request
+            if is_open and gate_p is not None:  # not when the gate only failed open
+                self.follow_ups.remember(key, own, vector=vector, gate_p=gate_p)
+        self.follow_ups.note(key, own, vector=vector, gate_p=gate_p)
+        return is_open or follows
 
     def _judge_and_keep(self, turn: Turn) -> None:
         if not turn.hits:
@@ -504,7 +549,9 @@ class RecallPolicy:
         than on the first user turn (loading the default model takes ~0.35 s)."""
         self.store.embedder.embed(["warm-up"])
         if self.decider is not None:
-            self.decider.warm_up(self.gate_questions(follow_up=self.follow_ups.enabled))
+            self.decider.warm_up(
+                self.gate_questions(follow_up=self.follow_ups.enabled and self.follow_up_head is None)
+            )
 
     def forget_actor(self, actor_id: str) -> dict[str, int]:
         """Forget a user, in one call: every record and event of ``actor_id`` in the store, every

@@ -34,7 +34,7 @@ from .conversation import (
     session_of,
     unfitted_reason,
 )
-from .follow_up import follow_up_text
+from .follow_up import FollowUpHead, follow_up_text, pair_features
 from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
 from .names import name_terms, proper_names
 from .options import KeepRule, LimitOptions
@@ -42,7 +42,7 @@ from .pack import count_tokens, pack_context
 from .stats import RecallStats
 from .trace import Candidate, StageSpan
 from .turn import KeptRecord, Recall, Turn
-from .wording import FOLLOW_UP, GATE, ROUTE, judge_question
+from .wording import GATE, ROUTE, judge_question
 
 __all__ = [
     "KeepRule",
@@ -233,13 +233,32 @@ def domain_in_profile(
     return True
 
 
-def follow_up(turn: Turn, threshold: float, embedder: Embedder, stats: RecallStats) -> bool:
-    """A closed gate opens for a follow-up of the conversation's last request: the turn then
-    searches and judges both messages together (re-embedded). False when the gate call did not
-    ask, the answer is below ``threshold``, or the new embedding failed (counted, traced)."""
-    prior, answers = turn.prior, turn.gate_answers
-    answer = answers.get(FOLLOW_UP) if answers is not None else None
-    if prior is None or not isinstance(answer, float):
+def follow_up_by_pair(turn: Turn, head: FollowUpHead) -> float | None:
+    """The follow-up head's p that this message carries on the conversation's request, from the
+    pair (the previous message and this one: :func:`~recallwise.policy.follow_up.pair_features`);
+    None without a request or a query vector. Traced as ``follow_up_p``."""
+    prior = turn.prior
+    if prior is None or turn.vector is None:
+        return None
+    started = time.perf_counter()
+    features = pair_features(
+        turn.request.message, turn.vector, turn.previous or prior, prior, turn.trace.gate_p
+    )
+    p = head.probability(features)
+    turn.trace.timings_ms["follow_up"] = _ms(started)
+    turn.trace.follow_up_p = p
+    return p
+
+
+def follow_up(
+    turn: Turn, answer: float | None, threshold: float, embedder: Embedder, stats: RecallStats
+) -> bool:
+    """The turn carries on the conversation's request: it then searches and judges both messages
+    together (re-embedded), whether or not the gate opened on it alone. False when there is no
+    request or answer, the answer is below ``threshold``, or the new embedding failed (counted,
+    traced)."""
+    prior = turn.prior
+    if prior is None or answer is None:
         return False
     turn.trace.follow_up_p = answer
     if answer < threshold:
@@ -249,12 +268,13 @@ def follow_up(turn: Turn, threshold: float, embedder: Embedder, stats: RecallSta
     if not embed(turn, embedder, stats):
         turn.text = own
         return False
+    was_open = bool(turn.trace.gate_open)
     turn.follow_up = True
     turn.trace.follow_up = True
     turn.trace.gate_open = True
     turn.trace.notes.append(
-        f"gate opened: a follow-up (p {answer:.2f} >= {threshold:.3g}) of the conversation's last "
-        f"request; searched and judged as both messages"
+        f"{'searched' if was_open else 'gate opened'}: a follow-up (p {answer:.2f} >= {threshold:.3g}) "
+        "of the conversation's request; searched and judged as both messages"
     )
     stats.add(follow_ups=1)
     return True

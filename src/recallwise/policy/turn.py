@@ -85,9 +85,11 @@ class Turn:
     text: str
     #: nothing to decide (no text, or no query vector): the turn injects nothing
     ended: bool = False
-    #: the conversation's last request, when follow-ups are on and it is fresh (the gate call
-    #: then asks whether this message follows it up)
+    #: the request the conversation's follow-ups carry on, when follow-ups are on and it is fresh
+    #: (whether this message carries it on is then decided on the pair)
     prior: PriorTurn | None = None
+    #: the conversation's previous message, when follow-ups are on and it is fresh
+    previous: PriorTurn | None = None
     # -- embed (or the decision cache) ------------------------------------------------------
     #: the one query embedding every stage shares
     vector: np.ndarray | None = None

@@ -29,7 +29,7 @@ logger = logging.getLogger("recallwise.serve")
 
 #: the statuses every route may answer with the error shape (for the OpenAPI document)
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 408, 413, 415, 422, 429, 503)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 408, 413, 422, 429, 503)
 }
 
 

@@ -27,8 +27,10 @@ Who may see what, as the rest of the service: with keys, every API here needs th
 scope and shows only the key's tenant (another tenant's decision is a 404, as an absent one);
 without keys, the one local user sees everything (loopback only).
 
-The log is the SQLite file ``--log`` names, also with a PostgreSQL store: each host's replicas
-(``--workers N``) share it; replicas on several hosts each show their own (docs/inspector.md).
+The log is what ``--log`` names: a SQLite file (each host's replicas, ``--workers N``, share it),
+or a PostgreSQL database every replica on every host shares (:mod:`recallwise.policy.log_postgres`):
+then any replica lists, labels, refits on and forgets every replica's turns, each turn naming the
+replica that served it. ``GET /v1/log`` says how this replica's writes to it go (docs/inspector.md).
 Decision ids are opaque (:func:`~recallwise.policy.log.public_id`): they say nothing of how many
 turns the log holds, so a tenant cannot count another's traffic from them.
 """
@@ -73,6 +75,7 @@ __all__ = [
     "JudgeRefitOut",
     "LabelsIn",
     "LabelsOut",
+    "LogHealthOut",
     "inspector_router",
 ]
 
@@ -134,12 +137,36 @@ class DecisionOut(BaseModel):
     notes: list[str]
     total_ms: float | None
     label: bool | None = Field(description="the gate label: true, memory was needed; null: not labelled")
+    replica: str | None = Field(
+        default=None, description="the replica that served the turn (--replica-name; default host:port)"
+    )
 
 
 class DecisionPage(BaseModel):
     decisions: list[DecisionOut] = Field(description="newest first")
     next_cursor: int | None = Field(description="the cursor of the next (older) page; null on the last")
     content_logged: bool = Field(description="the log keeps message and memory text (--log-content)")
+
+
+class LogHealthOut(BaseModel):
+    """The reply of ``GET /v1/log``: this replica's view of its decision log, from its own
+    counters (it answers while the log's database is down)."""
+
+    backend: Literal["sqlite", "postgresql"] = Field(
+        description="where the log lives (never its path or URL)"
+    )
+    replica: str | None = Field(description="the name this replica's turns carry")
+    writing: bool = Field(description="the last batch of rows was committed (false: the log is failing)")
+    written: int = Field(description="rows this replica committed since it started")
+    dropped: int = Field(
+        description="rows this replica dropped since it started (the log's database down or far behind): "
+        "those turns were answered, and are not in the log"
+    )
+    queued: int = Field(description="rows waiting to be written")
+    last_error: str | None = Field(
+        description="the kind of the last failure to write (unavailable, full, ...)"
+    )
+    last_error_at: float | None = Field(description="when, in seconds since the epoch")
 
 
 class LabelsIn(BaseModel):
@@ -388,6 +415,13 @@ class Inspector:
             content_logged=log.content,
         )
 
+    def health(self, principal: Principal) -> LogHealthOut:
+        """The log's health, as this replica sees it (the admin scope; no query of the log)."""
+        health = self._open(principal).health()
+        kind = None if health.last_error is None else health.last_error.split(":", 1)[0]
+        # the kind only: a failure's message names the database's host (or the file)
+        return LogHealthOut(**{**health.as_dict(), "last_error": kind})
+
     def decision(self, principal: Principal, decision_id: int) -> DecisionOut:
         log = self._open(principal)
         return self._decision(principal, self._owned(principal, log, decision_id))
@@ -564,6 +598,7 @@ class Inspector:
             notes=[outward(n) for n in trace.get("notes") or []],
             total_ms=turn.total_ms,
             label=turn.gate_label,
+            replica=turn.replica,
             **({"message": turn.message} if turn.message is not None else {}),
         )
 
@@ -715,6 +750,11 @@ def inspector_router(
             limit=limit,
             cursor=cursor,
         )
+
+    @router.get("/v1/log", tags=["inspector"])
+    def log_health(who: Who) -> LogHealthOut:
+        """The decision log's health on this replica: writing or failing, rows written and dropped."""
+        return inspector.health(who)
 
     @router.get("/v1/decisions/{decision_id}", tags=["inspector"], response_model_exclude_unset=True)
     def get_decision(decision_id: DecisionId, who: Who) -> DecisionOut:

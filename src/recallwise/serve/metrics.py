@@ -45,6 +45,18 @@ class _StatsCollector(Collector):
             for kind, count in policy.stats.as_dict()["errors_by_kind"].items():
                 errors.add_metric([arm, kind], float(count))
         yield errors
+        log = self.service.policy.log
+        if log is not None:  # this process's rows: committed, and dropped (never in the log)
+            health = log.health()
+            rows = CounterMetricFamily(
+                "recallwise_log_rows", "decision log rows by outcome (written, dropped)", labels=["outcome"]
+            )
+            rows.add_metric(["written"], float(health.written))
+            rows.add_metric(["dropped"], float(health.dropped))
+            yield rows
+            queued = GaugeMetricFamily("recallwise_log_queued", "decision log rows waiting to be written")
+            queued.add_metric([], float(health.queued))
+            yield queued
         batcher = self.service.batcher
         if batcher is not None:
             stats = batcher.stats.as_dict()

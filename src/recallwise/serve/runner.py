@@ -11,6 +11,7 @@ import copy
 import ipaddress
 import json
 import os
+import socket
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -49,11 +50,18 @@ class Settings:
     log_durable: bool = False
     #: logged turns older than this many days are deleted (``--log-retention-days``; None: kept)
     log_retention_days: float | None = None
+    #: the name each logged turn carries of the replica that served it (``--replica-name``; None:
+    #: this host's name and the port)
+    replica_name: str | None = None
     access_log: bool = False
     #: the MCP server at /mcp (when the ``mcp`` extra is installed): most context tokens per recall
     mcp_token_budget: int | None = None
     #: the actor /mcp acts for without keys (with keys: each key's label)
     mcp_actor: str = "local"
+
+    def replica(self) -> str:
+        """The name the decision log gives this replica: ``--replica-name``, else host:port."""
+        return self.replica_name or f"{socket.gethostname()}:{self.port}"
 
     def check(self) -> None:
         """Refuse, before anything starts, what would be unsafe or cannot work."""
@@ -73,6 +81,10 @@ class Settings:
             validate_id(self.mcp_actor, "--mcp-actor")
         except InvalidIdError as exc:
             raise UsageError(str(exc)) from None
+        if self.replica_name is not None and not (
+            0 < len(self.replica_name) <= 200 and self.replica_name.isprintable()
+        ):
+            raise UsageError(f"--replica-name {self.replica_name!r}: 1-200 printable characters")
         if self.log_content and not self.log:
             raise UsageError("--log-content: give --log FILE too (the log it adds the content to)")
         if self.log_durable and not self.log:
@@ -132,6 +144,7 @@ def build_service(settings: Settings) -> MemoryService:
                 content=settings.log_content,
                 durable=settings.log_durable,
                 retention_days=settings.log_retention_days,
+                replica=settings.replica(),
             )
             if settings.log
             else None,

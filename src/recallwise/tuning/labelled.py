@@ -32,6 +32,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..records import render_text
+from ..stores.urls import redact_url
 from ..text import decode_user_text, json_failure, read_user_bytes
 from .data import CaseSet, load_cases, load_labels
 
@@ -263,7 +264,9 @@ def labelled_turns_from_log(
             raise UsageError(f"{where}: no 'decision_id': cannot take its text from the log")
         entry = logged.get(turn.decision_id)
         if entry is None:
-            raise UsageError(f"{where}: decision {turn.decision_id!r} is not in the log {log_path}")
+            raise UsageError(
+                f"{where}: decision {turn.decision_id!r} is not in the log {redact_url(str(log_path))}"
+            )
         if not entry.message:
             raise UsageError(
                 f"{where}: decision {turn.decision_id!r} was logged without its message; run "
@@ -307,6 +310,10 @@ def _logged_turns(log_path: str | os.PathLike[str], ids: Iterable[str]) -> dict[
     A decision's id is the log row's ``id`` column where the log has one, else its ``seq``.
     The log is opened read-only: reading it never changes it.
     """
+    from ..policy.log import is_log_url
+
+    if is_log_url(log_path):
+        return _logged_turns_shared(str(log_path), ids)
     path = Path(log_path)
     if not path.is_file():
         raise UsageError(f"{log_path}: no such decision log")
@@ -346,6 +353,26 @@ def _logged_turns(log_path: str | os.PathLike[str], ids: Iterable[str]) -> dict[
         return out
     finally:
         conn.close()
+
+
+def _logged_turns_shared(url: str, ids: Iterable[str]) -> dict[str, _Logged]:
+    """:func:`_logged_turns` from a decision log in PostgreSQL (``recallwise serve --log URL``)."""
+    from ..policy.log import DecisionLog
+
+    out: dict[str, _Logged] = {}
+    with DecisionLog(url) as log:
+        for decision_id in dict.fromkeys(ids):
+            try:
+                turn = log.turn(int(decision_id))
+            except ValueError:
+                turn = None
+            if turn is None:
+                continue
+            texts = {str(c.get("id")): str(c.get("text")) for c in turn.candidates if c.get("text")}
+            out[str(decision_id)] = _Logged(
+                turn.message or "", turn.actor_id, turn.session_id, turn.at, texts
+            )
+    return out
 
 
 def turns_from_cases(cases: CaseSet) -> list[LabelledTurn]:

@@ -145,7 +145,7 @@
     const body = $("#turns tbody");
     body.replaceChildren(...state.turns.map(row));
     if (!state.turns.length) {
-      body.append(el("tr", {}, el("td", { colspan: 11, class: "empty", text: "no turns match" })));
+      body.append(el("tr", {}, el("td", { colspan: 12, class: "empty", text: "no turns match" })));
     }
     $("#older").disabled = !state.next;
     $("#newest").disabled = !state.cursor;
@@ -186,6 +186,7 @@
       el("td", { text: when(turn.time) }),
       el("td", { text: turn.actor_id }),
       el("td", { text: turn.session_id || "–" }),
+      el("td", { class: "replica", text: turn.replica || "–" }),
       el("td", { class: "message", text: turn.message === undefined ? "(not logged)" : turn.message }),
       el("td", { class: "num", text: fixed(turn.gate_p) + " / " + fixed(turn.gate_threshold) }),
       el("td", { class: turn.gate_open ? "open" : "closed", text: gateCell(turn) }),
@@ -344,6 +345,7 @@
       fact("keep rule", turn.keep_rule || "–"),
       fact("tokens", `${turn.context_tokens} injected; the stock arm: ${turn.stock_tokens === null ? "not known (the turn searched less)" : turn.stock_tokens}`),
       fact("decider", turn.decider + (turn.total_ms !== null ? `, ${fixed(turn.total_ms, 1)} ms` : "")),
+      fact("replica", turn.replica || "not named"),
       turn.errors.length ? fact("errors", turn.errors.join("; ")) : null,
       turn.failed_open.length ? fact("failed open", turn.failed_open.join(", ")) : null,
       turn.notes.length ? fact("notes", turn.notes.join("; ")) : null
