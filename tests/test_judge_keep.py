@@ -50,7 +50,8 @@ def policy(tmp_path_factory: pytest.TempPathFactory) -> RecallPolicy:
 
 
 def _kept(policy: RecallPolicy, message: str) -> list[str]:
-    recall = policy.recall(message, actor_id=ACTOR)
+    # a fresh session per request: none is read as a follow-up of the test before it
+    recall = policy.recall(message, actor_id=ACTOR, session_id=f"s{abs(hash(message))}")
     return [k.record.id for k in recall.records]
 
 

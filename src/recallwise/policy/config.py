@@ -72,6 +72,7 @@ ROLES = {
     "judge": "judge_threshold",
     "judge_relative": "relative_delta",
     "gate_named": "gate_named_threshold",
+    "gate_domain": "gate_domain_threshold",
     "follow_up": "follow_up_threshold",
     "route": "route_threshold",
 }

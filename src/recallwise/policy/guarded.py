@@ -33,7 +33,7 @@ from ..deciders.questions import Question
 from ..embeddings import Embedder
 from ..errors import DeciderError, DeciderTimeout, RecallwiseError, error_kind
 from ..records import SearchHit
-from ..stores.base import AsyncSearcher, MentionIndex, Searcher, SearchRequest
+from ..stores.base import AsyncSearcher, MentionIndex, ProfileIndex, Searcher, SearchRequest
 from .breaker import Attempt, CircuitBreaker
 from .stats import RecallStats
 
@@ -191,6 +191,8 @@ class GuardedSearcher:
         self._searcher = searcher
         self.guard = guard
         self.has_mentions = isinstance(searcher, MentionIndex)
+        #: the memory keeps a per-actor profile the gate reads in-process (stores/profile.py)
+        self.has_profile = isinstance(searcher, ProfileIndex)
         # A natively async memory is awaited from arecall, local or not (a local one, no deadline).
         self.is_async = isinstance(searcher, AsyncSearcher)
 

@@ -11,7 +11,7 @@ import re
 
 from ..stores.ranking import STOPWORDS
 
-__all__ = ["name_terms"]
+__all__ = ["name_terms", "proper_names"]
 
 # What a capitalised word after which starts something (a sentence, a line, a quote, a list item)
 # rather than naming something.
@@ -87,3 +87,17 @@ def name_terms(text: str, limit: int = 8) -> list[str]:
             if len(found) >= limit:
                 break
     return list(found)
+
+
+def proper_names(terms: list[str]) -> list[str]:
+    """The ``terms`` that are names and not also English words: "gina", "porto" and "ubuntu" stay;
+    "python", "go", "rust" and "grace" go (lemminflect's dictionary knows them as a noun or a
+    verb). A general question that shares such a word with a record ("How do I install Go on
+    Ubuntu?" with "The user writes Python and Go" stored) names nothing in the user's life."""
+    return [t for t in terms if not _english_word(t)]
+
+
+def _english_word(term: str) -> bool:
+    from lemminflect import getAllLemmas  # its dictionary loads on first use (the write path's too)
+
+    return bool(getAllLemmas(term))

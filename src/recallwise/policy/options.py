@@ -92,6 +92,7 @@ OPTION_RANGES: Mapping[str, OptionRange] = MappingProxyType(
         ),
         "gate_threshold": _PROBABILITY,
         "gate_named_threshold": _PROBABILITY,
+        "gate_domain_threshold": _PROBABILITY,
         "judge_threshold": _PROBABILITY,
         # a delta of 1 keeps every record the absolute rule keeps: the relative rule off
         "relative_delta": OptionRange(
@@ -193,6 +194,9 @@ class ThresholdOptions:
     gate: float | None = None
     #: the store-aware gate's lower threshold (the message names something the memory mentions)
     gate_named: float | None = None
+    #: the profile-aware gate's lower threshold (the message is in a life domain the actor's
+    #: records touch: the store's per-actor profile, :mod:`recallwise.stores.profile`)
+    gate_domain: float | None = None
     #: the judge's absolute rule: keep a record the judge gives at least this
     judge: float | None = None
     #: the judge's relative rule: keep records within this of the best one of the turn
@@ -355,6 +359,7 @@ FLAT_NAMES: Mapping[str, tuple[str, str | None]] = MappingProxyType(
         "search_mode": ("search", "mode"),
         "gate_threshold": ("thresholds", "gate"),
         "gate_named_threshold": ("thresholds", "gate_named"),
+        "gate_domain_threshold": ("thresholds", "gate_domain"),
         "judge_threshold": ("thresholds", "judge"),
         "relative_delta": ("thresholds", "judge_relative"),
         "route_threshold": ("thresholds", "route"),

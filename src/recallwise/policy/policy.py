@@ -211,6 +211,13 @@ class RecallPolicy:
         named = self.thresholds.get("gate_named")
         if named is not None and sources.get("gate_named") != "argument" and self.searcher.has_mentions:
             modes.append(f"store-aware gate down to {named:g} ({sources['gate_named']})")
+        by_domain = self.thresholds.get("gate_domain")
+        if by_domain is not None and sources.get("gate_domain") != "argument":
+            modes.append(
+                f"profile-aware gate down to {by_domain:g} ({sources['gate_domain']})"
+                if self.searcher.has_profile
+                else "no per-actor profile from this store: the gate opens on no life domain"
+            )
         if self.follow_ups.enabled and sources.get("follow_up") != "argument":
             how = "on the pair, " if self.follow_up_head is not None else ""
             modes.append(
@@ -395,6 +402,8 @@ class RecallPolicy:
             self.thresholds["gate"],
             self.thresholds.get("gate_named"),  # opt-in: absent unless measured, fitted or given
             self.searcher,
+            self.thresholds.get("gate_domain"),  # the same, for the per-actor profile's domains
+            self.stats,
         )
         if self.routes:
             stages.route(turn, self.thresholds["route"])

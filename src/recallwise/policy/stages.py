@@ -23,6 +23,7 @@ from ..embeddings import Embedder
 from ..errors import DeciderError, error_kind
 from ..records import SearchHit, render_text
 from ..stores.base import SearchMode, SearchRequest
+from ..stores.profile import ActorProfile
 from .budget import AdaptiveBudget, keep_count
 from .conversation import (
     ConversationWeights,
@@ -35,7 +36,7 @@ from .conversation import (
 )
 from .follow_up import FollowUpHead, follow_up_text, pair_features
 from .guarded import CircuitOpen, GuardedDecider, GuardedSearcher, SearchOutcome
-from .names import name_terms
+from .names import name_terms, proper_names
 from .options import KeepRule, LimitOptions
 from .pack import count_tokens, pack_context
 from .stats import RecallStats
@@ -46,9 +47,11 @@ from .wording import GATE, ROUTE, judge_question
 __all__ = [
     "KeepRule",
     "LimitOptions",
+    "actor_profile",
     "adaptive_keep_count",
     "apply_keep_rule",
     "ask_gate",
+    "domain_in_profile",
     "embed",
     "fitted_log_odds",
     "follow_up",
@@ -147,9 +150,17 @@ def ask_gate(turn: Turn, decider: GuardedDecider, questions: dict[str, Question]
 
 
 # ---- gate and route --------------------------------------------------------------------------
-def open_gate(turn: Turn, threshold: float, named_threshold: float | None, searcher: GuardedSearcher) -> bool:
-    """Whether this turn retrieves on the gate's answer (the store-aware gate included); a gate
-    that gave no answer fails open."""
+def open_gate(
+    turn: Turn,
+    threshold: float,
+    named_threshold: float | None,
+    searcher: GuardedSearcher,
+    domain_threshold: float | None = None,
+    stats: RecallStats | None = None,
+) -> bool:
+    """Whether this turn retrieves on the gate's answer, the store-aware gate included (a name
+    the actor's memory holds, down to ``named_threshold``; a life domain the actor's records
+    touch, down to ``domain_threshold``); a gate that gave no answer fails open."""
     trace = turn.trace
     trace.gate_threshold = threshold
     answers = turn.gate_answers
@@ -160,8 +171,66 @@ def open_gate(turn: Turn, threshold: float, named_threshold: float | None, searc
     gate_p = answers[GATE]
     assert isinstance(gate_p, float)
     trace.gate_p = gate_p
-    trace.gate_open = gate_p >= threshold or named_in_store(turn, gate_p, named_threshold, searcher)
+    if gate_p >= threshold:
+        trace.gate_open = True
+        return True
+    lowest = min((t for t in (named_threshold, domain_threshold) if t is not None), default=None)
+    if lowest is None or gate_p < lowest:
+        trace.gate_open = False
+        return False
+    profile = actor_profile(turn, searcher, stats)
+    trace.gate_open = named_in_store(turn, gate_p, named_threshold, searcher, profile) or domain_in_profile(
+        turn, gate_p, domain_threshold, searcher, profile
+    )
     return bool(trace.gate_open)
+
+
+def actor_profile(turn: Turn, searcher: GuardedSearcher, stats: RecallStats | None) -> ActorProfile | None:
+    """The store's per-actor profile (in-process: no round trip); None, said in the trace and
+    counted (``stats.profile_fallbacks``), when the store keeps none or could not read it."""
+    if searcher.has_profile:
+        started = time.perf_counter()
+        try:
+            profile: ActorProfile = searcher.inner.actor_profile(turn.actor_id)  # type: ignore[attr-defined]
+        except Exception as exc:  # the gate goes on as for a store without one
+            turn.trace.error_kinds.append(f"store:{error_kind(exc)}")
+            turn.trace.errors.append(f"store profile: {type(exc).__name__}: {exc}")
+        else:
+            turn.trace.profile = "profile"
+            turn.trace.timings_ms["profile"] = _ms(started)
+            return profile
+    turn.trace.profile = "search"
+    turn.trace.notes.append(
+        "no per-actor profile from this store: names looked up in the store, no life domains"
+    )
+    if stats is not None:
+        stats.add(profile_fallbacks=1)
+    return None
+
+
+def domain_in_profile(
+    turn: Turn,
+    gate_p: float,
+    domain_threshold: float | None,
+    searcher: GuardedSearcher,
+    profile: ActorProfile | None,
+) -> bool:
+    """The profile-aware gate: open below the gate threshold, down to ``domain_threshold``, when
+    the message is in a life domain some of this actor's records (in the turn's namespaces) fall
+    in: "Which online courses would you suggest for picking up statistics?" with a preference
+    for self-paced learning stored."""
+    if domain_threshold is None or gate_p < domain_threshold or profile is None or turn.vector is None:
+        return False
+    domain = searcher.inner.domain_of(turn.vector)  # type: ignore[attr-defined]
+    turn.trace.profile_domain = domain
+    held = profile.records_in(turn.namespaces, domain)
+    if not held:
+        return False
+    turn.trace.notes.append(
+        f"gate opened: {held} of the actor's records are about {domain}, as the message is "
+        f"(p {gate_p:.2f} >= {domain_threshold:.3g})"
+    )
+    return True
 
 
 def follow_up_by_pair(turn: Turn, head: FollowUpHead) -> float | None:
@@ -212,27 +281,38 @@ def follow_up(
 
 
 def named_in_store(
-    turn: Turn, gate_p: float, named_threshold: float | None, searcher: GuardedSearcher
+    turn: Turn,
+    gate_p: float,
+    named_threshold: float | None,
+    searcher: GuardedSearcher,
+    profile: ActorProfile | None = None,
 ) -> bool:
     """The store-aware gate: open below the gate threshold, down to ``named_threshold``, when the
-    message names something (a person, place, thing) that this actor's memory mentions."""
-    if named_threshold is None or gate_p < named_threshold or not searcher.has_mentions:
+    message names something (a person, place, thing) that this actor's memory mentions. With the
+    store's profile (in-process), only names that are not also English words count
+    (:func:`~recallwise.policy.names.proper_names`); without one, every name-like word is looked
+    up in the store (a round trip)."""
+    if named_threshold is None or gate_p < named_threshold:
         return False
     terms = name_terms(turn.text)
-    if not terms:
-        return False
-    started = time.perf_counter()
-    try:
-        found = searcher.mentions(turn.namespaces, terms, actor_id=turn.actor_id)
-    except CircuitOpen:  # the gate goes without the signal
-        turn.trace.notes.append("store circuit open: names not looked up")
-        return False
-    except Exception as exc:  # counted by the guard; the gate stays as the decider left it
-        turn.trace.error_kinds.append(f"store:{error_kind(exc)}")
-        turn.trace.errors.append(f"store mentions: {type(exc).__name__}: {exc}")
-        return False
-    finally:
-        turn.trace.timings_ms["names"] = _ms(started)
+    if profile is not None:
+        terms = proper_names(terms)
+        found = profile.mentions(turn.namespaces, terms) if terms else set()
+    else:
+        if not terms or not searcher.has_mentions:
+            return False
+        started = time.perf_counter()
+        try:
+            found = searcher.mentions(turn.namespaces, terms, actor_id=turn.actor_id)
+        except CircuitOpen:  # the gate goes without the signal
+            turn.trace.notes.append("store circuit open: names not looked up")
+            return False
+        except Exception as exc:  # counted by the guard; the gate stays as the decider left it
+            turn.trace.error_kinds.append(f"store:{error_kind(exc)}")
+            turn.trace.errors.append(f"store mentions: {type(exc).__name__}: {exc}")
+            return False
+        finally:
+            turn.trace.timings_ms["names"] = _ms(started)
     if not found:
         return False
     turn.trace.names_in_store = [t for t in terms if t in found]

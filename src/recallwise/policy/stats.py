@@ -41,6 +41,10 @@ class RecallStats:
     #: turns the gate opened for as follow-ups of the conversation's last request (counted in
     #: ``gate_opened`` too)
     follow_ups: int = 0
+    #: turns the gate went without the store's per-actor profile (a store that keeps none, such
+    #: as AgentCore or a foreign memory, or one that failed to read it): the names were looked up
+    #: in the store instead (a round trip) and no life domain opened the gate
+    profile_fallbacks: int = 0
     retrievals: int = 0
     baseline_retrievals: int = 0
     records_returned: int = 0

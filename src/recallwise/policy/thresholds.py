@@ -26,7 +26,7 @@ ROLES = tuple(_ROLE_OPTIONS)
 #: exists, so no backend has a measured route threshold: an unmeasured route could hide a namespace
 #: holding the records a turn needs, as 0.25 hid a vegetarian diet filed under /facts from a dinner
 #: question routed to /preferences)
-_OPT_IN = frozenset({"gate_named", "follow_up", "route"})
+_OPT_IN = frozenset({"gate_named", "gate_domain", "follow_up", "route"})
 
 
 @dataclass(frozen=True)

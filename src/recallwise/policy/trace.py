@@ -47,6 +47,13 @@ class Trace:
     gate_open: bool | None = None
     #: name-like words of the message that the actor's memory mentions (the store-aware gate)
     names_in_store: list[str] = field(default_factory=list)
+    #: where the gate's knowledge of the actor's memory came from when it read any: "profile"
+    #: (the store's per-actor profile, in-process) or "search" (the store has none: names looked
+    #: up in the store, no life domains; counted in ``stats.profile_fallbacks``)
+    profile: str | None = None
+    #: the message's life domain, when the gate asked the profile whether the actor's records
+    #: touch it
+    profile_domain: str | None = None
     #: the follow-up question's answer, when the gate call asked it (the conversation's last
     #: request was fresh; :mod:`recallwise.policy.follow_up`)
     follow_up_p: float | None = None

@@ -18,12 +18,14 @@ import numpy as np
 from ..embeddings import Embedder
 from ..errors import UsageError
 from ..records import Event, MemoryRecord, SearchHit
+from .profile import ActorProfile
 
 __all__ = [
     "AsyncSearcher",
     "ClosesOnExit",
     "MemoryStore",
     "MentionIndex",
+    "ProfileIndex",
     "Query",
     "SearchMode",
     "SearchRequest",
@@ -117,6 +119,20 @@ class MentionIndex(Protocol):
 
     def mentions(self, namespace: str, terms: Sequence[str], *, actor_id: str | None = None) -> set[str]:
         """The ``terms`` (lower-cased words) that occur in this actor's records of ``namespace``."""
+        ...
+
+
+@runtime_checkable
+class ProfileIndex(Protocol):
+    """A memory that keeps a per-actor profile at write time (:mod:`.profile`): the gate reads it
+    in-process, with no search and no round trip to the store."""
+
+    def actor_profile(self, actor_id: str) -> ActorProfile:
+        """The actor's profile as of the last commit (an in-process copy, current)."""
+        ...
+
+    def domain_of(self, vector: np.ndarray) -> str:
+        """The life domain closest to a text's vector (the store's embedder), as its records are filed."""
         ...
 
 

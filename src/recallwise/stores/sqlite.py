@@ -25,9 +25,11 @@ import numpy as np
 
 from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder, make_embedder
+from ..embeddings.domains import DomainSpace
 from ..errors import DimensionMismatchError, StoreError, UsageError
 from ..records import Event, MemoryRecord, SearchHit, check_event, score_from_cosine
 from .base import ClosesOnExit, Query, SearchRequest, ThreadedAsyncMethods
+from .profile import DOMAIN, WORD, ActorProfile, record_words
 from .ranking import BM25_WEIGHT, keyword_terms, ready_to_write, top_k_indices
 from .sql import (
     EVENT_COLUMNS,
@@ -92,9 +94,27 @@ def _v1(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM meta WHERE key = 'schema_version'")
 
 
+def _v2(conn: sqlite3.Connection) -> None:
+    """Version 2: each record's profile terms (its closest life domain, its words), deleted with
+    the record by a trigger. A file with records gets them on open (:meth:`SQLiteStore._fill_profile`,
+    which needs the embedder): meta's ``profile`` row says they are still to be written."""
+    conn.execute(
+        "CREATE TABLE record_terms (record_id TEXT NOT NULL, actor_id TEXT NOT NULL, "
+        "namespace TEXT NOT NULL, kind TEXT NOT NULL, term TEXT NOT NULL)"
+    )
+    conn.execute("CREATE INDEX record_terms_record ON record_terms (record_id)")
+    conn.execute("CREATE INDEX record_terms_actor ON record_terms (actor_id, namespace, kind, term)")
+    conn.execute(
+        "CREATE TRIGGER record_terms_ad AFTER DELETE ON records BEGIN "
+        "DELETE FROM record_terms WHERE record_id = old.id; END"
+    )
+    if conn.execute("SELECT 1 FROM records LIMIT 1").fetchone() is not None:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('profile', 'to fill')")
+
+
 #: ``MIGRATIONS[i]`` takes a store file from version ``i`` to ``i + 1``; append a step to change
 #: the layout (a file from this release then opens in the next one)
-MIGRATIONS: tuple[MigrationStep, ...] = (_v1,)
+MIGRATIONS: tuple[MigrationStep, ...] = (_v1, _v2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -203,6 +223,10 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
         limit_blas_threads()
         self._lock = threading.RLock()
         self._matrices: dict[str, _Matrix] = {}
+        #: each actor's profile as of the last commit seen (dropped on a write, and when another
+        #: connection commits: ``PRAGMA data_version``)
+        self._profiles: dict[str, ActorProfile] = {}
+        self.domains = DomainSpace(self.embedder)
         self._depth = 0  # open transactions of the thread holding _lock (savepoints inside the first)
         try:
             self._conn = sqlite3.connect(
@@ -215,6 +239,7 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
             with self._transaction():
                 migrate_sqlite(self._conn, MIGRATIONS, what=f"store {self.path!r}")
                 self._init_meta()
+                self._fill_profile()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open store {self.path!r}: {exc}") from exc
         self._data_version = self._read_data_version()
@@ -263,7 +288,55 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
         version = self._read_data_version()
         if version != self._data_version:
             self._matrices.clear()
+            self._profiles.clear()
             self._data_version = version
+
+    # ---- the per-actor profile (stores/profile.py) ----------------------------------------
+    def _fill_profile(self) -> None:
+        """Write the profile terms of a file's records made before the profile existed (schema
+        version 1), in the opening transaction."""
+        if self._conn.execute("SELECT 1 FROM meta WHERE key = 'profile'").fetchone() is None:
+            return
+        rows = self._conn.execute(
+            "SELECT id, actor_id, namespace, rendered, embedding FROM records"
+        ).fetchall()
+        for start in range(0, len(rows), 1024):
+            part = rows[start : start + 1024]
+            vectors = np.stack([np.frombuffer(r[4], dtype=np.float32) for r in part])
+            self._write_terms([(r[0], r[1], r[2], r[3]) for r in part], self.domains.label(vectors))
+        self._conn.execute("DELETE FROM meta WHERE key = 'profile'")
+
+    def _write_terms(self, records: Sequence[tuple[str, str, str, str]], domains: Sequence[str]) -> None:
+        """Each record's profile terms: ``(id, actor_id, namespace, rendered text)`` and its domain."""
+        rows: list[tuple[str, str, str, str, str]] = []
+        for (record_id, actor_id, namespace, text), domain in zip(records, domains, strict=True):
+            rows.append((record_id, actor_id, namespace, DOMAIN, domain))
+            rows.extend((record_id, actor_id, namespace, WORD, w) for w in record_words(text))
+        self._conn.executemany(
+            "INSERT INTO record_terms (record_id, actor_id, namespace, kind, term) VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+
+    def actor_profile(self, actor_id: str) -> ActorProfile:
+        """Which life domains ``actor_id``'s records touch and the words they hold, per namespace,
+        as of the last commit: an in-process copy, read from the file once after each change."""
+        with self._lock:
+            self._refresh_if_changed()
+            cached = self._profiles.get(actor_id)
+            if cached is None:
+                rows = self._conn.execute(
+                    "SELECT namespace, kind, term, COUNT(DISTINCT record_id) FROM record_terms "
+                    "WHERE actor_id = ? GROUP BY namespace, kind, term",
+                    (actor_id,),
+                ).fetchall()
+                cached = ActorProfile.from_counts(actor_id, rows)
+                if not self._conn.in_transaction:  # a transaction's own rows may yet roll back
+                    self._profiles[actor_id] = cached
+            return cached
+
+    def domain_of(self, vector: np.ndarray) -> str:
+        """The life domain a record with this vector is filed under (:class:`DomainSpace`)."""
+        return self.domains.label(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
 
     # ---- events ------------------------------------------------------------------------
     def create_event(self, event: Event) -> Event:
@@ -298,6 +371,10 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
                     f"the store holds {self.embedder.dimension}-dimensional vectors"
                 )
             rows.append((*record_values(record, json.dumps(record.metadata)), vector.tobytes()))
+        # outside the transaction: the first write embeds the domains' prototypes
+        domains = self.domains.label(
+            np.stack([np.asarray(r.embedding, dtype=np.float32).reshape(-1) for r in records])
+        )
         with self._transaction():
             self._conn.executemany("DELETE FROM records WHERE id = ?", [(r[0],) for r in rows])
             self._conn.executemany(
@@ -305,8 +382,10 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
                 "metadata, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            self._write_terms([(r.id, r.actor_id, r.namespace, r.rendered) for r in records], domains)
             for namespace in {r.namespace for r in records}:
                 self._matrices.pop(namespace, None)
+            self._profiles.clear()
         return records
 
     def _row_to_record(self, row: Sequence[Any]) -> MemoryRecord:
@@ -347,6 +426,7 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
             cursor = self._conn.execute(f"DELETE FROM records WHERE id IN ({marks})", list(ids))
             for namespace in namespaces:
                 self._matrices.pop(namespace, None)
+            self._profiles.clear()
         return int(cursor.rowcount)
 
     def forget_actor(self, actor_id: str) -> dict[str, int]:
@@ -362,6 +442,7 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
             events = self._conn.execute("DELETE FROM events WHERE actor_id = ?", (actor_id,)).rowcount
             for namespace in namespaces:
                 self._matrices.pop(namespace, None)
+            self._profiles.pop(actor_id, None)
         return {"records": int(records), "events": int(events)}
 
     def count_records(self) -> int:
@@ -586,3 +667,4 @@ class _Transaction:
             conn.execute(f"RELEASE rw_{depth}")
         # a search inside may have cached rows that are gone now
         self.store._matrices.clear()
+        self.store._profiles.clear()

@@ -1,0 +1,113 @@
+"""Life domains (food, travel, family, ...) as prototype texts, and how well a text fits each.
+
+Shared by the embedded decider's judge (the life-domain term and table) and the stores' per-actor
+profile (which domains an actor's records touch, kept at write time, read by the gate): both must
+put a text in the same domain, so the prototypes and the affinity are defined once, here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from importlib import resources
+
+import numpy as np
+
+from . import Embedder
+
+__all__ = ["DomainSpace", "domain_names", "domain_prototypes", "load_domains", "prototype_affinity"]
+
+
+def _domain_bank() -> list[dict[str, str]]:
+    text = resources.files("recallwise.data").joinpath("domains.json").read_text(encoding="utf-8")
+    return list(json.loads(text))
+
+
+def load_domains() -> list[str]:
+    """Descriptions of broad life domains (food, travel, family, ...), package data."""
+    return [d["description"] for d in _domain_bank()]
+
+
+def domain_names() -> tuple[str, ...]:
+    """The names of the life domains of :func:`load_domains`, in the same order."""
+    return tuple(d["name"] for d in _domain_bank())
+
+
+def domain_prototypes() -> list[list[str]]:
+    """Each life domain's prototypes: its description, then each thing the description lists.
+
+    A description is a title, a colon and a comma-separated list of what the domain covers
+    ("Food and meals: breakfast, lunch, ... and ingredients they dislike."). One vector of the
+    whole description blurs its parts: "The user hunts for food" is far from the food paragraph
+    but close to "cooking". How well a text fits a domain is the mean of its two best
+    prototypes' similarities (:func:`prototype_affinity`); it ranked the judge sets' right
+    records better than the description alone (mean per-request AUC on the fit split's 450
+    requests 0.770 -> 0.834, the seed's validator cases 0.975 -> 1.000).
+    """
+    out = []
+    for description in load_domains():
+        _, _, listed = description.partition(":")
+        parts = [p.strip().rstrip(".").strip() for p in listed.replace(" and ", ", ").split(",")]
+        out.append([description, *dict.fromkeys(p for p in parts if p)])
+    return out
+
+
+def prototype_rows(prototypes: list[list[str]]) -> tuple[list[str], np.ndarray]:
+    """The prototypes' texts in one list and, per domain, the rows of its prototypes (D x W,
+    padded with the index one past the last row)."""
+    width = max(len(p) for p in prototypes)
+    total = sum(len(p) for p in prototypes)
+    rows = np.full((len(prototypes), width), total, dtype=np.int64)
+    texts: list[str] = []
+    for d, group in enumerate(prototypes):
+        rows[d, : len(group)] = np.arange(len(texts), len(texts) + len(group))
+        texts.extend(group)
+    return texts, rows
+
+
+def prototype_affinity(vectors: np.ndarray, prototypes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """How well each text (rows of ``vectors``) fits each domain: the mean similarity of its two
+    closest prototypes of that domain (n x D, float64). ``prototypes``: the prototype vectors
+    (one row each); ``rows``: :func:`prototype_rows`' index matrix."""
+    given = np.asarray(vectors, dtype=np.float32)
+    similarity = np.empty((len(given), len(prototypes) + 1), dtype=np.float32)
+    np.matmul(given, prototypes.T, out=similarity[:, :-1])
+    similarity[:, -1] = -np.inf  # the padding's column
+    grouped = similarity[:, rows]
+    best = grouped.max(axis=2)
+    # the second best: the best again with the best's place knocked out (cheaper than a sort)
+    np.put_along_axis(grouped, grouped.argmax(axis=2)[:, :, None], -np.inf, axis=2)
+    return np.asarray((best + grouped.max(axis=2)) / 2.0, dtype=np.float64)
+
+
+class DomainSpace:
+    """The life domains in one embedder's space: each text's closest domain (:meth:`label`).
+
+    The prototypes are embedded once, on first use (about 300 short texts).
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.names = domain_names()
+        self._lock = threading.Lock()
+        self._matrix: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _prototypes(self) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            if self._matrix is None:
+                texts, rows = prototype_rows(domain_prototypes())
+                self._matrix = (np.asarray(self.embedder.embed(texts), dtype=np.float32), rows)
+            return self._matrix
+
+    def affinity(self, vectors: np.ndarray) -> np.ndarray:
+        """:func:`prototype_affinity` of ``vectors`` (n x D)."""
+        prototypes, rows = self._prototypes()
+        return prototype_affinity(
+            np.asarray(vectors, dtype=np.float32).reshape(-1, prototypes.shape[1]), prototypes, rows
+        )
+
+    def label(self, vectors: np.ndarray) -> list[str]:
+        """The closest life domain of each text (rows of ``vectors``)."""
+        if len(vectors) == 0:
+            return []
+        return [self.names[int(i)] for i in self.affinity(vectors).argmax(axis=1)]
