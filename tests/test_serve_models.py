@@ -63,6 +63,7 @@ CALLS: dict[str, Call] = {
         "/v1/labels", json={"decision_id": seen["GET /v1/decisions"]["decisions"][0]["id"], "gate": True}
     ),
     "GET /v1/labels": lambda c, seen: c.get("/v1/labels"),
+    "GET /v1/log": lambda c, seen: c.get("/v1/log"),
     # too few labels to fit (and a log without text): the error shape (test_inspector.py parses a
     # fitted preview with its model)
     "GET /v1/refit-preview/gate": lambda c, seen: c.get("/v1/refit-preview/gate"),
