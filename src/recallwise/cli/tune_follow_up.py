@@ -38,20 +38,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fit",
         metavar="DIR",
         help="labelled conversations to fit the follow-up head on (*.jsonl, as bench decisions "
-        "--conversations reads)",
+        "--conversations reads; default: none, and wordings are compared instead)",
     )
     parser.add_argument(
         "--calibrate",
         metavar="DIR",
         help="labelled conversations to calibrate the head and choose its threshold on "
-        "(with --fit; required)",
+        "(with --fit; required, no default)",
     )
     parser.add_argument(
         "--grade",
         action="append",
         default=[],
         metavar="DIR",
-        help="labelled conversations to grade the head on (with --fit; repeat for more)",
+        help="labelled conversations to grade the head on (with --fit; repeat for more; default none)",
     )
     parser.add_argument(
         "--l2",
@@ -59,7 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_L2,
         help="L2 penalty of the head (with --fit; default %(default)g)",
     )
-    parser.add_argument("--write-head", metavar="PATH.npz", help="write the fitted head here (with --fit)")
+    parser.add_argument(
+        "--write-head",
+        metavar="PATH.npz",
+        help="write the fitted head here (with --fit; default: not written)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
