@@ -15,6 +15,7 @@ from recallwise.policy.follow_up import (
     FOLLOW_UP_FEATURES,
     FollowUpHead,
     PriorTurn,
+    is_social,
     marker_features,
     pair_features,
     read_follow_up_head,
@@ -91,6 +92,32 @@ def test_a_new_request_never_rides_on_the_previous_one(store, new_request: str) 
     assert other.trace.follow_up_p is not None and other.trace.follow_up_p < 0.5
     # whatever the gate says of it on its own, it is not searched with the dinner request
     assert not any("follow-up" in note for note in other.trace.notes)
+
+
+@pytest.mark.parametrize("social", ["Hello!", "hi there", "thanks so much!", "good morning", "bye for now"])
+def test_a_greeting_thanks_or_goodbye_never_rides_on_the_request(store, social: str) -> None:
+    first, other = _session(store, "What should I drink this afternoon?", social)
+    assert first.trace.gate_open
+    assert not other.trace.follow_up and other.trace.follow_up_p == 0.0
+    assert other.context == "" and other.records == []
+    assert any("greeting, thanks or goodbye" in note for note in other.trace.notes)
+
+
+@pytest.mark.parametrize(
+    ("text", "social"),
+    [
+        ("Hello!", True),
+        ("Thanks for that!", True),
+        ("ok great, thanks", True),
+        ("thanks, and what about Saturday?", False),
+        ("Hello, can you book it for four?", False),
+        ("that", False),
+        ("ok, go ahead", False),
+    ],
+)
+def test_only_a_whole_greeting_thanks_or_goodbye_is_social(text: str, social: bool) -> None:
+    assert is_social(text) is social
+    assert not is_social("hi " * 20_000 + "book it")  # whole words, one at a time: linear
 
 
 def test_a_chain_never_outlives_the_request_it_started_from(store) -> None:

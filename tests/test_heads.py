@@ -329,7 +329,8 @@ def test_a_config_names_a_head_and_the_policy_uses_it(gate_fit, tmp_path: Path) 
     store = SQLiteStore("sqlite://:memory:")
     policy = RecallPolicy.from_config(config, store)
     assert policy.heads["gate"].startswith(f"gate head: config {config}")
-    assert "learned heads: gate head: config" in policy.stats.report()
+    (heads_line,) = [x for x in policy.stats.report().splitlines() if x.startswith("learned heads: ")]
+    assert "gate head: config" in heads_line
     assert policy.thresholds["gate"] == gate_fit.head.thresholds["gate"]
     recall = policy.recall("What should I cook for my parents on Sunday?", actor_id="u1")
     assert recall.trace.heads["gate"] == policy.heads["gate"]
@@ -341,7 +342,7 @@ def test_a_config_names_a_head_and_the_policy_uses_it(gate_fit, tmp_path: Path) 
 
 def test_the_shipped_heads_answer_the_default_policy() -> None:
     policy = RecallPolicy(SQLiteStore("sqlite://:memory:"))
-    assert set(policy.heads) == {"gate", "judge"}
+    assert set(policy.heads) == {"gate", "judge", "follow_up"}
     assert all("shipped" in where for where in policy.heads.values())
     assert shipped_head("gate") is not None and shipped_head("judge") is not None
     assert policy.threshold_sources["gate"] == "head" and policy.threshold_sources["judge"] == "head"

@@ -63,6 +63,7 @@ __all__ = [
     "FollowUpMemory",
     "PriorTurn",
     "follow_up_text",
+    "is_social",
     "marker_features",
     "pair_features",
     "read_follow_up_head",
@@ -228,6 +229,27 @@ MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("digits", r"\d"),
     )
 )
+#: A message that is only a greeting, thanks or goodbye ("Hello!", "thanks so much", "bye for now"):
+#: it opens or closes a conversation and carries no request on, whatever the head says (from the
+#: embedding and the numbers alone the head took "Hello!" right after a drink request for a
+#: follow-up at p 0.86: short and closed by the gate, like "ok, go ahead"; a marker feature refitted
+#: left it at 0.59, as the fit sets hold few greetings). Matched one whole word at a time, so the
+#: match is linear in the message.
+SOCIAL = re.compile(
+    r"^(?=.*\b(hi|hello|hey|hiya|howdy|greetings|morning|thanks|thank|thx|ty|cheers|bye|"
+    r"goodbye|later|care)\b)\W*(?:(?:hi|hello|hey|hiya|howdy|greetings|good|morning|"
+    r"afternoon|evening|night|day|thanks|thank|you|u|thx|ty|cheers|bye|goodbye|see|ya|later|ok|okay|"
+    r"take|care|have|a|nice|great|there|again|all|everyone|so|much|very|lot|for|that|this|"
+    r"everything|your|help|friend|buddy|mate|now|then|soon)\b\W*)+$",
+    re.DOTALL,
+)
+
+
+def is_social(text: str) -> bool:
+    """``text`` is only a greeting, thanks or goodbye (:data:`SOCIAL`): never a follow-up."""
+    return SOCIAL.match(text.lower()) is not None
+
+
 #: What the follow-up head reads, in this order: the new message's embedding (its kind of text:
 #: a standalone request or a continuation), then the pair's numbers (see :func:`pair_features`).
 #: Nothing about where in a chain the pair is (the previous message's similarity to the request, its

@@ -18,7 +18,13 @@ from . import stages
 from .breaker import CircuitBreaker
 from .cache import DecisionCache
 from .config import ConfigPath, config_from_env, configured_decider, read_config
-from .follow_up import FollowUpHead, FollowUpMemory, read_follow_up_head, shipped_follow_up_head
+from .follow_up import (
+    FollowUpHead,
+    FollowUpMemory,
+    is_social,
+    read_follow_up_head,
+    shipped_follow_up_head,
+)
 from .guarded import Guard, GuardedDecider, GuardedSearcher, _Executor
 from .log import DecisionLog, open_log
 from .namespaces import DEFAULT_NAMESPACES, namespace_templates
@@ -419,7 +425,10 @@ class RecallPolicy:
             return is_open
         key, own, vector, gate_p = turn.conversation, turn.text, turn.vector, turn.trace.gate_p
         answer: float | None = None
-        if turn.prior is not None:
+        if turn.prior is not None and is_social(own):
+            answer = 0.0  # a greeting, thanks or goodbye carries no request on, whatever is asked
+            turn.trace.notes.append("follow-up: a greeting, thanks or goodbye carries no request on")
+        elif turn.prior is not None:
             if self.follow_up_head is not None:
                 answer = stages.follow_up_by_pair(turn, self.follow_up_head)
                 if answer is not None:
