@@ -8,13 +8,17 @@ crewai pins ``mcp<2`` and ``openai<3``, so it is not in ``[dev]``: these tests r
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any
 
 import pytest
 
-os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+if importlib.util.find_spec("crewai") is not None:
+    # Only where these tests run (their own venv): set at collection, the variables would reach
+    # every test of the process, and the SDK then makes no spans for test_telemetry.
+    os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 crewai = pytest.importorskip("crewai")
 
 from crewai import Agent  # noqa: E402

@@ -22,7 +22,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from recallwise import RecallPolicy
 from recallwise.demo import DEMO_NAMESPACES, seed_persona
-from recallwise.policy import telemetry as telemetry_module
 from recallwise.policy.telemetry import MAX_CHARS, bounded
 
 DRINK = "I'd like a drink, what should I get?"
@@ -41,33 +40,16 @@ class _Switchable(SpanProcessor):
 _STATE: dict[str, Any] = {}
 
 
-def _reset_otel_globals() -> None:
-    """Let this module set the process's (set-once) providers although another test's framework
-    set them first (Strands, ADK, Agno and Agent Framework each may, when their telemetry is
-    configured): the reset opentelemetry's own test utilities do."""
-    from opentelemetry.metrics import _internal as metrics_internal
-    from opentelemetry.util._once import Once
-
-    trace._TRACER_PROVIDER_SET_ONCE = Once()  # type: ignore[attr-defined]
-    trace._TRACER_PROVIDER = None  # type: ignore[attr-defined]
-    metrics_internal._METER_PROVIDER_SET_ONCE = Once()
-    metrics_internal._METER_PROVIDER = None
-    telemetry_module._metrics_sink._instruments = None  # made from the provider set before
-
-
 @pytest.fixture
 def otel() -> Iterator[dict[str, Any]]:
-    if _STATE and trace.get_tracer_provider() is not _STATE["provider"]:
-        _STATE.clear()
     if not _STATE:
-        _reset_otel_globals()
         exporter, reader, switch = InMemorySpanExporter(), InMemoryMetricReader(), _Switchable()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         provider.add_span_processor(switch)
         trace.set_tracer_provider(provider)
         metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
-        _STATE.update(exporter=exporter, reader=reader, switch=switch, provider=provider)
+        _STATE.update(exporter=exporter, reader=reader, switch=switch)
     _STATE["exporter"].clear()
     _STATE["switch"].broken = False
     yield _STATE

@@ -57,6 +57,7 @@ from ..deciders.embedded import EmbeddedDecider
 from ..errors import InvalidIdError, UsageError
 from ..policy.log import DecisionLog, LoggedTurn, TurnFilter
 from ..records import validate_id
+from ..tuning.refit import refusal
 from .access import Principal, ServiceError
 from .models import MAX_ID
 from .refit import HeadName, RefitStopped, Stop, fit_head, from_logged, refit_commands
@@ -541,7 +542,9 @@ class Inspector:
             "turns": len(logged.turns),
             "left_out": logged.left_out,
             "graded_on": fit.graded_on,
-            "notes": [n for n in (logged.note, *fit.notes) if n],
+            # what `tune --from-log` says, the guard's refusal included (the commands shown would be
+            # refused without --force)
+            "notes": [n for n in (logged.note, *fit.notes, refusal(fit)) if n],
             "seconds": round(time.perf_counter() - started, 3),
             "before": _figures(model.FIGURES, fit.before),
             "after": _figures(model.FIGURES, fit.after),
