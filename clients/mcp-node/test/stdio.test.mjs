@@ -27,7 +27,7 @@ after(async () => {
 
 test("tools are listed, none takes an actor", async () => {
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ["forget", "list_memories", "recall", "remember", "search_memories"]);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ["forget", "forget_everything", "list_memories", "recall", "remember", "search_memories"]);
   for (const tool of tools) {
     const props = Object.keys(tool.inputSchema.properties ?? {});
     assert.ok(!props.some((p) => p.includes("actor") || p.includes("user")), `${tool.name} takes ${props}`);
