@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..english import FUNCTION_WORDS
+from ..english import FUNCTION_WORDS, english_dictionary
 from ..records import MemoryRecord, resolve_namespace
 from ..stores.base import MemoryStore
 from ..stores.ranking import embed_missing
@@ -107,9 +107,7 @@ _NEGATION = frozenset({"not", "no", "never"})
 
 @lru_cache(maxsize=16384)
 def _lemma(word: str) -> str:
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word)
+    lemmas = english_dictionary().getAllLemmas(word)
     for upos in ("VERB", "NOUN", "ADJ", "AUX"):
         if upos in lemmas:
             return lemmas[upos][0].lower()

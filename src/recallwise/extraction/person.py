@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..english import MODALS
+from ..english import MODALS, english_dictionary
 from .clauses import TIME, strip_discourse
 
 __all__ = [
@@ -213,7 +213,7 @@ _WITH_OTHERS = re.compile(
     r"^(?:me and (?:my|our) (?P<a>[\w-]+)|(?:my|our) (?P<b>[\w-]+(?:\s[\w-]+)?) and I)\b\s*(?P<rest>.*)$",
     re.I,
 )
-_OBJECT_FIRST_PERSON = re.compile(r"\b(?:me|my|us|our)\b")
+_OBJECT_FIRST_PERSON = re.compile(r"\b(?:me|my|us|our|mine|ours)\b")
 _NOT_A_SUBJECT = frozenset(
     [
         "you",
@@ -270,9 +270,7 @@ _CONTRACTION = re.compile(r"^(I|we)('m|'re|'ve|'d|'ll)$", re.IGNORECASE)
 
 @lru_cache(maxsize=8192)
 def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
-    from lemminflect import getAllLemmas
-
-    return dict(getAllLemmas(word))
+    return dict(english_dictionary().getAllLemmas(word))
 
 
 def lemmas(word: str) -> dict[str, tuple[str, ...]]:
@@ -287,10 +285,9 @@ def is_base_verb(word: str) -> bool:
 
 @lru_cache(maxsize=8192)
 def _is_past(word: str) -> bool:
-    from lemminflect import getInflection
-
+    inflect = english_dictionary().getInflection
     verbs = _lemmas(word).get("VERB", ()) + _lemmas(word).get("AUX", ())
-    return any(word in getInflection(v, "VBD") + getInflection(v, "VBN") for v in verbs)
+    return any(word in inflect(v, "VBD") + inflect(v, "VBN") for v in verbs)
 
 
 def is_past(word: str) -> bool:
@@ -300,10 +297,9 @@ def is_past(word: str) -> bool:
 
 @lru_cache(maxsize=8192)
 def _is_participle(word: str) -> bool:
-    from lemminflect import getInflection
-
+    inflect = english_dictionary().getInflection
     verbs = _lemmas(word).get("VERB", ()) + _lemmas(word).get("AUX", ())
-    return any(word in getInflection(v, "VBN") for v in verbs) and not is_base_verb(word)
+    return any(word in inflect(v, "VBN") for v in verbs) and not is_base_verb(word)
 
 
 @lru_cache(maxsize=8192)
@@ -319,9 +315,7 @@ def third_singular(verb: str) -> str | None:
     if lower in _MODALS or lower == "used":
         return lower
     if is_base_verb(lower):
-        from lemminflect import getInflection
-
-        forms = getInflection(lower, "VBZ")
+        forms = english_dictionary().getInflection(lower, "VBZ")
         return forms[0] if forms else None
     if _is_past(lower):
         return lower
@@ -537,7 +531,9 @@ def _object_first_person(text: str, lead: str) -> Statement | None:
     before, after = text[: match.start()], text[match.end() :]
     if not any(_is_verbal(w) for w in before.split()[1:]):
         return None
-    user = "the user's" if match.group(0).lower() in ("my", "our") else "the user"
+    user = {"my": "the user's", "our": "the user's", "mine": "the user's", "ours": "the user's"}.get(
+        match.group(0).lower(), "the user"
+    )
     sentence = f"{before}{user}{swap_pronouns(after)}"
     subject, _, predicate = sentence.partition(" ")
     return Statement(subject[:1].upper() + subject[1:], predicate, lead)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..english import english_dictionary
 from ..stores.ranking import STOPWORDS
 
 __all__ = ["name_terms", "proper_names"]
@@ -98,6 +99,4 @@ def proper_names(terms: list[str]) -> list[str]:
 
 
 def _english_word(term: str) -> bool:
-    from lemminflect import getAllLemmas  # its dictionary loads on first use (the write path's too)
-
-    return bool(getAllLemmas(term))
+    return bool(english_dictionary().getAllLemmas(term))
