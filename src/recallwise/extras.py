@@ -44,6 +44,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "llamaindex": ("llama_index.core",),
     "crewai": ("crewai",),
     "agent-framework": ("agent_framework",),
+    "agent-framework-mem0": ("agent_framework", "agent_framework_mem0", "mem0"),
     "openai-agents": ("agents",),
     "agno": ("agno",),
     "plot": ("matplotlib",),
