@@ -83,6 +83,11 @@ async def test_in_memory_tools_and_errors(db: Path, tmp_path: Path) -> None:
                 ("forget", {"record_id": "no-such-record"}, "no record"),
                 ("remember", {}, "exactly one"),
                 ("search_memories", {"query": "coffee", "limit": 500}, "limit"),
+                # whole numbers as the HTTP API takes them: not "2", 2.0 or true (the SDK would coerce)
+                ("search_memories", {"query": "coffee", "limit": "2"}, "limit"),
+                ("search_memories", {"query": "coffee", "limit": 2.0}, "limit"),
+                ("search_memories", {"query": "coffee", "offset": True}, "offset"),
+                ("list_memories", {"cursor": "0"}, "cursor"),
             ]:
                 result = await client.call_tool(name, args)
                 assert result.is_error, (name, args)

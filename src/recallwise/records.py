@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -214,8 +215,10 @@ def _render_dict(blob: dict[Any, Any]) -> str:
     return "; ".join(parts)
 
 
+@lru_cache(maxsize=16384)
 def render_text(text: str) -> str:
-    """Render a stored record text into one prose style.
+    """Render a stored record text into one prose style (kept per text: a judged turn renders
+    every candidate, and the same records come back turn after turn).
 
     USER_PREFERENCE blobs ``{"context", "preference", "categories"}`` become
     ``"When <context>: <preference>"``; other objects become ``"key: value; ..."``

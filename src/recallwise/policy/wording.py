@@ -106,8 +106,9 @@ def gate_question() -> Question:
     return Question("noul", GATE_INSTRUCTIONS, GATE_CRITERIA, gate_examples(), role=GATE)
 
 
+@lru_cache(maxsize=16384)
 def judge_question(subject: str) -> Question:
-    """The judge question about one rendered memory record."""
+    """The judge question about one rendered memory record (a frozen question, kept per record)."""
     return Question("noul", JUDGE_INSTRUCTIONS, JUDGE_CRITERIA, subject=subject, role=JUDGE)
 
 

@@ -17,17 +17,22 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import Strict
 
 from ..policy.pack import count_tokens, pack_context
 from .access import LOCAL, Principal, ServiceError
 from .auth import presented_key
 from .models import RecallOut, RecordOut
 from .service import MemoryService
+
+#: A tool's whole-number argument, taken as the HTTP API takes it: a JSON integer, not "5", 5.0 or
+#: true (the SDK's validation is pydantic's lax mode, which would turn each into 5 or 1).
+StrictInt = Annotated[int, Strict()]
 
 __all__ = [
     "DEFAULT_TOKEN_BUDGET",
@@ -146,7 +151,9 @@ def build_mcp_server(
         "(for when the user asks what you remember about something). Returns at most `limit` records "
         "(1-50), best first, and `next_offset` for the next page."
     )
-    def search_memories(query: str, ctx: Context, limit: int = 10, offset: int = 0) -> dict[str, object]:
+    def search_memories(
+        query: str, ctx: Context, limit: StrictInt = 10, offset: StrictInt = 0
+    ) -> dict[str, object]:
         if offset < 0:
             raise _problem("offset must be >= 0")
         cap = service.limits.max_search
@@ -185,7 +192,7 @@ def build_mcp_server(
         description="List the memory records of this user, oldest first, 50 a page; pass the "
         "returned `next_cursor` to get the next page (null on the last page)."
     )
-    def list_memories(ctx: Context, cursor: int = 0) -> dict[str, object]:
+    def list_memories(ctx: Context, cursor: StrictInt = 0) -> dict[str, object]:
         body = call(ctx, lambda p, a: service.list_records(p, a, cursor=cursor))
         return {
             "total": body.total,
