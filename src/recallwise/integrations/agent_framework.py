@@ -31,7 +31,8 @@ then one memory a line); ``after_run`` still stores the run's messages in mem0::
 
     memory = GatedMem0ContextProvider(mem0_client=AsyncMemory(), user_id="u1", search_user_id="u1")
 
-Needs: ``pip install 'recallwise[agent-framework]'`` (tested on agent-framework-core 1.23.0 and
+Needs: ``pip install 'recallwise[agent-framework]'`` (tested on agent-framework-core 1.23.0); the
+gated Mem0ContextProvider ``pip install 'recallwise[agent-framework-mem0]'`` (tested on
 agent-framework-mem0 1.0.0b261015).
 """
 
