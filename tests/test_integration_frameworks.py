@@ -156,7 +156,7 @@ def agent_framework():
     return pytest.importorskip("agent_framework")
 
 
-async def _af_turns(memory, messages) -> tuple[list[str], Any]:
+async def _af_turns(memory, messages, **agent_options: Any) -> tuple[list[str], Any]:
     from agent_framework import Agent, BaseChatClient, ChatResponse, Message
 
     class Scripted(BaseChatClient):
@@ -172,7 +172,7 @@ async def _af_turns(memory, messages) -> tuple[list[str], Any]:
             return self._reply(messages)
 
     client = Scripted()
-    agent = Agent(client=client, instructions="Be brief.", context_providers=[memory])
+    agent = Agent(client=client, instructions="Be brief.", context_providers=[memory], **agent_options)
     session = agent.create_session()
     shown = []
     for message in messages:
@@ -192,6 +192,23 @@ def test_agent_framework_hello_searches_nothing_dinner_gets_the_diet(agent_frame
     assert_diet(dinner)
     # the session's stored history holds the two messages and replies, never the context
     assert "user_context" not in json.dumps(session.to_dict(), default=str)
+
+
+def test_agent_framework_one_user_turn_is_one_decision_across_an_agent_loop(agent_framework, store):
+    """AgentLoopMiddleware runs the agent three times for one user message (its later runs' input
+    is a "continue" nudge): one decision, one search, and every run is shown the diet."""
+    from agent_framework import AgentLoopMiddleware
+
+    from recallwise.integrations.agent_framework import GatedContextProvider
+
+    async def three_runs(*, iteration: int, **kwargs: Any) -> bool:
+        return iteration < 3
+
+    memory = GatedContextProvider(store, actor_id=ACTOR)
+    (dinner,), _ = asyncio.run(_af_turns(memory, [DINNER], middleware=[AgentLoopMiddleware(three_runs)]))
+    assert memory.stats.turns == 1 and store.searches == 2  # one turn's search of its two namespaces
+    assert dinner.count("<user_context>") == 3  # each of the three runs was shown the context
+    assert_diet(dinner)
 
 
 def test_agent_framework_failing_decider_falls_back_to_the_stock_records(agent_framework, store, persona_url):

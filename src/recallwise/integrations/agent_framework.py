@@ -5,7 +5,8 @@ Agent Framework adds memory through context providers: ``before_run(agent=, sess
 state=)`` runs once per ``agent.run`` and may add messages to the ``SessionContext``; the stock
 memory provider (``Mem0ContextProvider``) searches on every run. A :class:`GatedContextProvider`
 asks the policy about the run's input messages first: when the gate closes it adds nothing and
-searches nothing; when it opens it adds the kept records as one context message. Context messages
+searches nothing; when it opens it adds the kept records as one context message (one decision a
+user turn: the runs of an ``AgentLoopMiddleware`` loop share the first one's). Context messages
 are the model's for the run only: the history providers store them only when told to
 (``store_context_messages=True``, off by default)::
 
@@ -105,7 +106,10 @@ class GatedContextProvider(ContextProvider, StoreGate):
         session_id = (
             context.session_id if isinstance(context.session_id, str) and context.session_id else None
         )
-        turn = (session_id, id(context), text)  # one SessionContext is one run: one decision
+        # one SessionContext is one run: one decision; an AgentLoopMiddleware's runs of one user
+        # turn (their input its "continue" nudge) share its token, and the turn's first decision
+        _, loop_turn = _turn_of(context)
+        turn = loop_turn if loop_turn is not None else (session_id, id(context), text)
         recall = await self.adecide(text, turn=turn, session_id=_usable_id(session_id))
         if recall is None or not recall.context:
             return
