@@ -191,3 +191,28 @@ def test_a_copied_manager_shares_its_gate():
     assert copied is not manager and copied.gate is gate
     with pytest.raises(TypeError, match="AgnoMemoryGate"):
         GatedMemoryManager(gate=object())  # type: ignore[arg-type]
+
+
+def test_a_teams_system_prompt_is_gated_too():
+    from agno.team import Team
+
+    gate = AgnoMemoryGate()
+    member, _, manager = _agent(gate)
+    leader = Scripted()
+    team = Team(
+        members=[member],
+        model=leader,
+        db=manager.db,
+        memory_manager=manager,
+        add_memories_to_context=True,
+        update_memory_on_run=False,
+        telemetry=False,
+    )
+    shown = []
+    for message in (HELLO, DINNER):
+        team.run(message, user_id=ACTOR, session_id="s-team")
+        shown.append(leader.systems[-1])
+    assert OPEN not in shown[0]
+    kept = _memories_shown(shown[1])
+    assert any(word in line for line in kept for word in DIET), shown[1]
+    assert not any(word in line for line in kept for word in UNRELATED), kept
