@@ -100,7 +100,7 @@ class GatedContextProvider(ContextProvider, StoreGate):
         state: dict[str, Any],
     ) -> None:
         """Ask the policy about the run's input; add the kept records when the gate opens."""
-        text = "\n".join(m.text for m in context.input_messages if m is not None and (m.text or "").strip())
+        text = _input_text(context)
         if not text.strip():
             return
         session_id = (
@@ -114,6 +114,11 @@ class GatedContextProvider(ContextProvider, StoreGate):
         if recall is None or not recall.context:
             return
         context.extend_messages(self, [Message(role="user", contents=[recall.context])])
+
+
+def _input_text(context: SessionContext) -> str:
+    """The run's input messages' text, one a line (the empty ones left out)."""
+    return "\n".join(m.text for m in context.input_messages if m is not None and (m.text or "").strip())
 
 
 def _usable_id(value: str | None) -> str | None:
@@ -281,7 +286,7 @@ if TYPE_CHECKING or _HAS_MEM0:
             state: dict[str, Any],
         ) -> None:
             """Ask the gate about the run's input; add the memories the judge kept (see the class)."""
-            text = "\n".join(m.text for m in context.input_messages if m and m.text and m.text.strip())
+            text = _input_text(context)
             if self.policy is None or not text.strip():
                 # transparent, no retrieval scope (upstream warns once) or nothing to ask about
                 await Mem0ContextProvider.before_run(

@@ -129,12 +129,7 @@ class FollowUpMemory:
         gate_p: float | None = None,
     ) -> None:
         """``text`` is now the conversation's request (a turn that retrieved on its own merit)."""
-        if not self.enabled:
-            return
-        with self._lock:
-            self._entry(key).request = PriorTurn(
-                text, time.monotonic() if now is None else now, vector, gate_p
-            )
+        self._put(key, "request", PriorTurn(text, time.monotonic() if now is None else now, vector, gate_p))
 
     def note(
         self,
@@ -145,12 +140,13 @@ class FollowUpMemory:
         gate_p: float | None = None,
     ) -> None:
         """``text`` is the conversation's previous message (every turn notes its own)."""
+        self._put(key, "previous", PriorTurn(text, time.monotonic() if now is None else now, vector, gate_p))
+
+    def _put(self, key: ConversationKey, which: str, turn: PriorTurn) -> None:
         if not self.enabled:
             return
         with self._lock:
-            self._entry(key).previous = PriorTurn(
-                text, time.monotonic() if now is None else now, vector, gate_p
-            )
+            setattr(self._entry(key), which, turn)
 
     def end_chain(self, key: ConversationKey) -> None:
         """The conversation's request is over (a message that does not carry it on came)."""
