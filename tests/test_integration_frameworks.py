@@ -472,6 +472,46 @@ def test_the_example_prints_the_turns_as_one_json_object(example, module, person
     assert not any("aisle" in r for r in turns[DINNER]["records"])
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("example", "flag", "module", "stock_hello_searches"),
+    [
+        ("agno_gated.py", "--memory-manager", "agno", 0),  # Agno reads its db: no search, all memories
+        ("agent_framework_gated.py", "--mem0", "agent_framework_mem0", 1),
+    ],
+)
+def test_the_examples_own_memory_arms_gated_against_stock(
+    example, flag, module, stock_hello_searches, persona_url, tmp_path
+):
+    """The examples' framework-memory arms, gated and ``--stock`` (the framework's own object over the
+    same memories): stock shows memories on "Hello!", gated shows none and searches nothing; on the
+    dinner question gated shows the diet, a part of what stock shows, without the flights."""
+    import subprocess
+    from pathlib import Path
+
+    pytest.importorskip(module)
+    script = Path(__file__).resolve().parents[1] / "examples" / example
+
+    def arm(*extra: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, str(script), "--store", persona_url, "--actor", ACTOR, flag, "--json", *extra],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        result = json.loads(done.stdout)
+        return {t["message"]: t for t in result["turns"]}
+
+    stock, gated = arm("--stock"), arm()
+    assert stock[HELLO]["searches"] == stock_hello_searches and stock[HELLO]["records"]
+    assert gated[HELLO]["searches"] == 0 and gated[HELLO]["records"] == []
+    kept = gated[DINNER]["records"]
+    assert any("vegetarian" in r for r in kept) and not any("aisle" in r for r in kept)
+    assert set(kept) < set(stock[DINNER]["records"])
+
+
 # ---- LlamaIndex over its own memory: any block wrapped, the judge as a node postprocessor --------
 
 
