@@ -666,7 +666,8 @@ class EmbeddedDecider(BaseDecider):
         # How well the memory fits the life domains the message is about, relative to how well
         # it fits domains in general: "dinner" reaches "peanut allergy" through food.
         state_domains = _softmax_rows(self.domain_affinity(state[None, :]), p.domain_temperature)[0]
-        centred = affinity - affinity.mean(axis=1, keepdims=True)
+        # the sum over the count is what mean() computes (one reduction, one division), less its overhead
+        centred = affinity - affinity.sum(axis=1, keepdims=True) / affinity.shape[1]
         domain = centred @ state_domains
         return cosine, typical, domain, state_domains, centred
 
@@ -742,14 +743,16 @@ class EmbeddedDecider(BaseDecider):
         head: SpaceWeights | None = None,
     ) -> dict[str, Answer]:
         names = list(questions)
-        known = [n for n in names if n in hints.subject_vectors]
-        vectors = {n: hints.subject_vectors[n] for n in known}
-        unknown = [n for n in names if n not in vectors]
+        given = hints.subject_vectors
+        unknown = [n for n in names if n not in given]
         if unknown:
+            vectors = {n: given[n] for n in names if n in given}
             # Not cached: subjects are memory records, an unbounded set (wordings are cached).
             embedded = self.embedder.embed([questions[n].subject or "" for n in unknown])
             vectors.update(zip(unknown, embedded, strict=True))
-        matrix = np.array([vectors[n] for n in names])  # as np.stack, in one C call
+            matrix = np.array([vectors[n] for n in names])  # as np.stack, in one C call
+        else:  # the policy's turn: every record came with its vector
+            matrix = np.array([given[n] for n in names])
         if head is not None and all(questions[n].role == "judge" for n in names):
             lexical = np.array([hints.subject_lexical.get(n, 0.0) for n in names], dtype=np.float64)
             # a head fitted with the life-domain table reads it unless told not to (episodic

@@ -210,7 +210,15 @@ def validate_request(
         raise QuestionError("no questions asked")
     if len(questions) > MAX_QUESTIONS:
         raise QuestionError(f"{len(questions)} questions in one call; at most {MAX_QUESTIONS}")
-    return {str(name): as_question(str(name), spec) for name, spec in questions.items()}
+    out: dict[str, Question] = {}
+    for name, spec in questions.items():
+        key = name if type(name) is str else str(name)
+        # a question already found valid (the judge's 60 alike ones) without a call for each
+        if type(spec) is Question and _known_valid(spec):
+            out[key] = spec
+        else:
+            out[key] = as_question(key, spec)
+    return out
 
 
 # ---- parsing answers -----------------------------------------------------------------
