@@ -9,7 +9,14 @@ run; when it opens, the kept records become one context message for that run (th
 history never stores it). ``--stock`` runs the control arm (``decider=None``: recall on every run).
 Seed a store first with ``recallwise demo --store URL``.
 
-Needs: pip install 'recallwise[agent-framework]'.
+``--mem0`` runs Agent Framework's own mem0 provider instead: the actor's records (rendered as text)
+are added to an offline mem0 ``AsyncMemory`` (a temporary local qdrant directory, recallwise's
+embedder, ``infer=False``), and the agent's provider is ``GatedMem0ContextProvider``; with
+``--stock`` it is upstream's ``Mem0ContextProvider``, which searches mem0 on every run. ``searches``
+counts mem0's searches; mem0's LLM (which ``after_run`` asks to extract memories from the turn) is a
+scripted one that extracts nothing, so the memory stays the persona's.
+
+Needs: pip install 'recallwise[agent-framework]' ('recallwise[agent-framework-mem0]' for --mem0).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import tempfile
 from importlib.metadata import version
 from typing import Any
 
@@ -25,6 +34,7 @@ from agent_framework import Agent, BaseChatClient, ChatResponse, Message
 import recallwise
 from recallwise.integrations import CountingSearcher
 from recallwise.integrations.agent_framework import GatedContextProvider
+from recallwise.records import render_text
 
 TURNS = ["Hello!", "What should I have for dinner?"]
 
@@ -35,9 +45,11 @@ class ScriptedClient(BaseChatClient):
     def __init__(self) -> None:
         super().__init__()
         self.requests: list[str] = []
+        self.messages: list[list[str]] = []  # each request's messages' texts
 
     async def _get(self, messages: Any) -> ChatResponse:
-        self.requests.append("\n".join(m.text or "" for m in messages))
+        self.messages.append([m.text or "" for m in messages])
+        self.requests.append("\n".join(self.messages[-1]))
         return ChatResponse(messages=[Message(role="assistant", contents=["ok"])], response_id="scripted")
 
     def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
@@ -72,6 +84,62 @@ async def run(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
     }
 
 
+class ExtractsNothing:
+    """mem0's LLM for ``add(infer=True)`` (what ``after_run`` calls): it finds no new memory."""
+
+    def generate_response(self, messages: Any, **kwargs: Any) -> str:
+        return json.dumps({"memory": []})
+
+
+async def run_mem0(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="recallwise-mem0-"))
+    from agent_framework_mem0 import Mem0ContextProvider
+
+    from recallwise.integrations.agent_framework import GatedMem0ContextProvider
+    from recallwise.integrations.mem0 import local_memory
+
+    store = recallwise.open_store(store_url)
+    texts = [render_text(record.text) for record in store.list_records(actor_id=actor)]
+    store.close()
+    with tempfile.TemporaryDirectory(prefix="recallwise-qdrant-") as directory:
+        mem = local_memory(directory, asynchronous=True)
+        mem.llm = ExtractsNothing()
+        for text in texts:
+            await mem.add(text, user_id=actor, infer=False)
+        search, searches = mem.search, [0]
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            searches[0] += 1
+            return await search(*args, **kwargs)
+
+        mem.search = counted  # the instance stays a real AsyncMemory (upstream checks isinstance)
+        cls = Mem0ContextProvider if stock else GatedMem0ContextProvider
+        memory = cls(mem0_client=mem, user_id=actor, search_user_id=actor)
+        prompt = memory.context_prompt
+        client = ScriptedClient()
+        agent = Agent(client=client, instructions="You are a helpful assistant.", context_providers=[memory])
+        session = agent.create_session()
+        turns = []
+        for message in TURNS:
+            before, searched = len(client.requests), searches[0]
+            await agent.run(message, session=session)
+            records = []
+            for request in client.messages[before:]:
+                for text in request:  # the provider's context message: its prompt, then a memory a line
+                    if text.startswith(prompt):
+                        records += [line for line in text[len(prompt) :].splitlines() if line.strip()]
+            turns.append({"message": message, "records": records, "searches": searches[0] - searched})
+        mem.vector_store.client.close()
+    return {
+        "framework": "agent-framework",
+        "version": version("agent-framework-core"),
+        "memory": f"{cls.__name__} (agent-framework-mem0 {version('agent-framework-mem0')})",
+        "stock": stock,
+        "turns": turns,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -79,9 +147,14 @@ def main() -> None:
     )
     parser.add_argument("--actor", default="demo_user", help="whose memory (default %(default)s)")
     parser.add_argument("--stock", action="store_true", help="the control arm: recall on every run")
+    parser.add_argument(
+        "--mem0",
+        action="store_true",
+        help="an offline mem0 memory: GatedMem0ContextProvider (--stock: upstream's provider)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    result = asyncio.run(run(args.store, args.actor, args.stock))
+    result = asyncio.run((run_mem0 if args.mem0 else run)(args.store, args.actor, args.stock))
     if args.json:
         print(json.dumps(result, indent=2))
         return

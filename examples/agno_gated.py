@@ -1,6 +1,7 @@
 """Gated memory for an Agno agent, offline.
 
     python examples/agno_gated.py --store sqlite:///recallwise-demo.db --actor demo_user [--stock] [--json]
+    python examples/agno_gated.py --store sqlite:///recallwise-demo.db --memory-manager [--stock]
 
 A real ``agno.agent.Agent`` with a scripted model (no API key, no network) and
 ``knowledge_retriever=GatedKnowledgeRetriever(store, ...)`` (``add_knowledge_to_context=True``,
@@ -8,6 +9,12 @@ A real ``agno.agent.Agent`` with a scripted model (no API key, no network) and
 calls the retriever once per run with the user's message; the gate decides whether anything comes
 back. ``--stock`` runs the control arm (``decider=None``: recall on every run). Seed a store first
 with ``recallwise demo --store URL``.
+
+``--memory-manager`` runs Agno's own user memories instead: the actor's records (rendered as text)
+are copied into an in-memory Agno ``db`` as user memories, and the agent keeps
+``add_memories_to_context=True`` with a ``GatedMemoryManager``; with ``--stock`` it is Agno's own
+``MemoryManager``, which puts every memory in every system prompt. ``records`` are the memories the
+system prompt showed; ``searches`` stays 0 (Agno reads its db, it does not search a store).
 
 Needs: pip install 'recallwise[agno]'.
 """
@@ -28,9 +35,13 @@ from agno.models.response import ModelResponse
 
 import recallwise
 from recallwise.integrations import CountingSearcher
-from recallwise.integrations.agno import GatedKnowledgeRetriever
+from recallwise.integrations.agno import AgnoMemoryGate, GatedKnowledgeRetriever, GatedMemoryManager
+from recallwise.records import render_text
 
 TURNS = ["Hello!", "What should I have for dinner?"]
+#: the tags Agno puts around the user memories of a system prompt
+MEMORIES_OPEN = "<memories_from_previous_interactions>"
+MEMORIES_CLOSE = "</memories_from_previous_interactions>"
 
 
 class ScriptedModel(Model):
@@ -84,6 +95,48 @@ def run(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
     return {"framework": "agno", "version": version("agno"), "stock": stock, "turns": turns}
 
 
+def memories_shown(request: str) -> list[str]:
+    """The user memories a model request's system prompt showed (Agno's ``- memory`` lines)."""
+    if MEMORIES_OPEN not in request:
+        return []
+    block = request.split(MEMORIES_OPEN, 1)[1].split(MEMORIES_CLOSE, 1)[0]
+    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+
+
+def run_memory_manager(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
+    from agno.db.in_memory import InMemoryDb
+    from agno.memory import MemoryManager, UserMemory
+
+    store = CountingSearcher(recallwise.open_store(store_url))
+    db = InMemoryDb()
+    manager = MemoryManager(db=db) if stock else GatedMemoryManager(db=db, gate=AgnoMemoryGate())
+    for record in store.list_records(actor_id=actor):
+        manager.add_user_memory(UserMemory(memory=render_text(record.text)), user_id=actor)
+    model = ScriptedModel()
+    agent = Agent(
+        model=model,
+        db=db,
+        memory_manager=manager,
+        add_memories_to_context=True,
+        update_memory_on_run=False,  # no memory-writing model call: the scripted model answers once a run
+        telemetry=False,
+    )
+    turns = []
+    for message in TURNS:
+        searches, before = store.searches, len(model.requests)
+        agent.run(message, user_id=actor)
+        records = [text for request in model.requests[before:] for text in memories_shown(request)]
+        turns.append({"message": message, "records": records, "searches": store.searches - searches})
+    store.close()
+    return {
+        "framework": "agno",
+        "version": version("agno"),
+        "memory": "MemoryManager" if stock else "GatedMemoryManager",
+        "stock": stock,
+        "turns": turns,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -91,9 +144,14 @@ def main() -> None:
     )
     parser.add_argument("--actor", default="demo_user", help="whose memory (default %(default)s)")
     parser.add_argument("--stock", action="store_true", help="the control arm: recall on every run")
+    parser.add_argument(
+        "--memory-manager",
+        action="store_true",
+        help="Agno's own user memories: GatedMemoryManager (with --stock: Agno's MemoryManager)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    result = run(args.store, args.actor, args.stock)
+    result = (run_memory_manager if args.memory_manager else run)(args.store, args.actor, args.stock)
     if args.json:
         print(json.dumps(result, indent=2))
         return

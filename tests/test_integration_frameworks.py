@@ -441,6 +441,24 @@ def test_hook_a_missing_store_is_a_usage_error(monkeypatch, tmp_path):
 # ---- the examples' contract ----------------------------------------------------------------------
 
 
+def _example_turns(example: str, persona_url: str, cwd: Any, *flags: str) -> dict[str, dict[str, Any]]:
+    """``examples/EXAMPLE --store URL --actor ACTOR --json FLAGS`` run as a newcomer would: its turns
+    by message."""
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / example
+    done = subprocess.run(
+        [sys.executable, str(script), "--store", persona_url, "--actor", ACTOR, "--json", *flags],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {t["message"]: t for t in json.loads(done.stdout)["turns"]}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("example", "module"),
@@ -452,24 +470,38 @@ def test_hook_a_missing_store_is_a_usage_error(monkeypatch, tmp_path):
     ],
 )
 def test_the_example_prints_the_turns_as_one_json_object(example, module, persona_url, tmp_path):
-    import subprocess
-    from pathlib import Path
-
     pytest.importorskip(module)
-    script = Path(__file__).resolve().parents[1] / "examples" / example
-    done = subprocess.run(
-        [sys.executable, str(script), "--store", persona_url, "--actor", ACTOR, "--json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout)
-    turns = {t["message"]: t for t in result["turns"]}
+    turns = _example_turns(example, persona_url, tmp_path)
     assert turns[HELLO]["searches"] == 0 and turns[HELLO]["records"] == []
     assert any("vegetarian" in r for r in turns[DINNER]["records"])
     assert not any("aisle" in r for r in turns[DINNER]["records"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("example", "flag", "module", "stock_hello_searches"),
+    [
+        ("agno_gated.py", "--memory-manager", "agno", 0),  # Agno reads its db: no search, all memories
+        ("agent_framework_gated.py", "--mem0", "agent_framework_mem0", 1),
+    ],
+)
+def test_the_examples_own_memory_arms_gated_against_stock(
+    example, flag, module, stock_hello_searches, persona_url, tmp_path
+):
+    """The examples' framework-memory arms, gated and ``--stock`` (the framework's own object over the
+    same memories): stock shows memories on "Hello!", gated shows none and searches nothing; on the
+    dinner question gated shows the diet, a part of what stock shows, without the flights."""
+    pytest.importorskip(module)
+
+    def arm(*extra: str) -> dict[str, Any]:
+        return _example_turns(example, persona_url, tmp_path, flag, *extra)
+
+    stock, gated = arm("--stock"), arm()
+    assert stock[HELLO]["searches"] == stock_hello_searches and stock[HELLO]["records"]
+    assert gated[HELLO]["searches"] == 0 and gated[HELLO]["records"] == []
+    kept = gated[DINNER]["records"]
+    assert any("vegetarian" in r for r in kept) and not any("aisle" in r for r in kept)
+    assert set(kept) < set(stock[DINNER]["records"])
 
 
 # ---- LlamaIndex over its own memory: any block wrapped, the judge as a node postprocessor --------

@@ -140,7 +140,8 @@ class GateKeywords(TypedDict, total=False):
     #: the one place thresholds, the keep rule, limits and timeouts are given; what the gate sets
     #: itself is refused with a UsageError naming it
     options: RecallOptions | None
-    #: recallwise's embedder for the query and the memories' text
+    #: recallwise's embedder for the query and the memories' text; left out: the decider's own (its
+    #: judge was fitted on that model's vectors), else the offline default (one rule on every gate)
     embedder: Embedder | None
     #: the counters to add to (share one between gates to pool counts); ``gate.stats`` either way
     stats: RecallStats | None
@@ -189,9 +190,21 @@ class FrameworkGate:
             self.stats.decider = None
         self.policy = None
         self.last_recall = None
-        #: the embedder given (None: the gate's default)
+        #: the embedder given (None: the gate's default, see :meth:`_judge_embedder`)
         self._embedder = gate.get("embedder")
+        self._embedder_chosen: Embedder | None = None
         self._log = gate.get("log")
+
+    def _judge_embedder(self) -> Embedder:
+        """The embedder a gate scores its framework's memories and the query with: the one given,
+        else the decider's own (its judge was fitted on that model's vectors), else the offline
+        default. Chosen on first use (a model takes ~0.35 s to load), then kept; a searcher takes
+        this bound method as its lazy embedder."""
+        chosen = self._embedder_chosen
+        if chosen is None:
+            chosen = self._embedder or getattr(self.decider, "embedder", None) or default_embedder()
+            self._embedder_chosen = chosen
+        return chosen
 
     def _policy_over(
         self,

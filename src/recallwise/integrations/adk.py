@@ -49,7 +49,6 @@ from ._foreign import (
     GateKeywords,
     foreign_owned,
     kept_in_order,
-    lazy_embedder,
     run_sync,
     scope_of,
     scoped,
@@ -111,7 +110,7 @@ class GatedMemoryService(BaseMemoryService, FrameworkGate):
             raise TypeError(f"GatedMemoryService wraps an ADK BaseMemoryService, got {type(inner).__name__}")
         self._configure(foreign_owned(top_k), **gate)
         self.inner = inner
-        self._searcher = _ServiceSearcher(inner, lazy_embedder(self._embedder), self.stats)
+        self._searcher = _ServiceSearcher(inner, self._judge_embedder, self.stats)
         # one namespace, named after the inner service: what traces and the decision log show
         self.policy = self._policy_over(self._searcher, [type(inner).__name__])
 

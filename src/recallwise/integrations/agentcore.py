@@ -42,7 +42,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..deciders import Decider
-from ..embeddings import Embedder, default_embedder
+from ..embeddings import Embedder
 from ..errors import InvalidIdError, UsageError
 from ..extras import extra_imports
 from ..policy import DecisionLog, RecallOptions, RecallPolicy, RecallStats, message_text
@@ -329,9 +329,7 @@ class GatedAgentCoreMemorySessionManager(AgentCoreMemorySessionManager, Framewor
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = default_embedder()
-        return self._embedder
+        return self._judge_embedder()
 
 
 class _RetrievalView:

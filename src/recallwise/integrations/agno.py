@@ -54,7 +54,6 @@ from ._foreign import (
     TurnGate,
     foreign_owned,
     kept_in_order,
-    lazy_embedder,
     scope_of,
     scoped,
     score_hits,
@@ -143,7 +142,7 @@ class _MemoryListSearcher:
 
     @property
     def embedder(self) -> Any:
-        return self.gate._embedder_of()
+        return self.gate._judge_embedder()
 
     def search(self, request: SearchRequest) -> list[SearchHit]:
         ask: _PromptAsk | None = scope_of(request, self)
@@ -183,12 +182,11 @@ class AgnoMemoryGate(TurnGate):
     _owned = MappingProxyType(foreign_owned(20))
     _why = ": top_k says how many of the user's memories are judged"
 
-    def __init__(self, *, top_k: int = 20, actor_id: str = "default", **gate: Unpack[GateKeywords]) -> None:
+    def __init__(self, *, top_k: int = 20, actor_id: str = "agno", **gate: Unpack[GateKeywords]) -> None:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"AgnoMemoryGate(top_k=...) must be an int >= 1, got {top_k!r}")
         self._configure(foreign_owned(top_k), **gate)
         self._configure_turns(actor_id, None)
-        self._embedder_of = lazy_embedder(self._embedder or getattr(self.decider, "embedder", None))
         self.searcher = _MemoryListSearcher(self)
         self.policy = self._policy_over(self.searcher, ["agno.MemoryManager"])
 

@@ -42,7 +42,6 @@ from ._foreign import (
     at_most,
     check_over_fetch,
     kept_in_order,
-    lazy_embedder,
     scope_of,
     scoped,
     unique_key,
@@ -78,7 +77,7 @@ class _CrewSearcher:
 
     @property
     def embedder(self) -> Any:
-        return self.gate._embedder_of()
+        return self.gate._judge_embedder()
 
     def search(self, request: SearchRequest) -> list[SearchHit]:
         search: _Search | None = scope_of(request, self)
@@ -128,7 +127,6 @@ class CrewMemoryGate(TurnGate):
         self._configure(**gate)
         self._configure_turns(actor_id, None)
         self.over_fetch = check_over_fetch(over_fetch)
-        self._embedder_of = lazy_embedder(self._embedder or getattr(self.decider, "embedder", None))
         self.searcher = _CrewSearcher(self)
         self.policy = self._policy_over(self.searcher, ["crewai.Memory"])
 

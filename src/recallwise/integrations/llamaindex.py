@@ -38,14 +38,14 @@ Needs: ``pip install 'recallwise[llamaindex]'`` (tested on llama-index-core 0.14
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Unpack
 
 from ..embeddings import Embedder
 from ..extras import extra_imports
 from ..records import MemoryRecord, SearchHit, score_from_cosine
 from ..stores.base import Searcher, SearchRequest
-from ._foreign import GateKeywords, StoreGate, TurnGate, lazy_embedder, scope_of, scoped, unique_key
+from ._foreign import GateKeywords, StoreGate, TurnGate, scope_of, scoped, unique_key
 
 with extra_imports("llamaindex", "recallwise.integrations.llamaindex"):
     from llama_index.core.base.llms.types import ChatMessage, TextBlock
@@ -89,8 +89,8 @@ class _NodeSearcher:
 
     local = True
 
-    def __init__(self, embedder: Embedder | None) -> None:
-        self._embedder = lazy_embedder(embedder)
+    def __init__(self, embedder: Callable[[], Embedder]) -> None:
+        self._embedder = embedder
 
     @property
     def embedder(self) -> Embedder:
@@ -110,7 +110,7 @@ class BlockGate(TurnGate):
     def __init__(self, *, actor_id: str = "llamaindex", **gate: Unpack[GateKeywords]) -> None:
         self._configure(**gate)
         self._configure_turns(actor_id, None)
-        self.searcher = _NodeSearcher(self._embedder or getattr(self.decider, "embedder", None))
+        self.searcher = _NodeSearcher(self._judge_embedder)
         self.policy = self._policy_over(self.searcher, ["llamaindex"])
 
     def judge_nodes(self, message: str, nodes: list[NodeWithScore]) -> list[NodeWithScore]:

@@ -32,7 +32,6 @@ from .._foreign import (
     check_over_fetch,
     foreign_owned,
     kept_in_order,
-    lazy_embedder,
     scope_of,
     scoped,
     score_hits,
@@ -90,7 +89,7 @@ class GatedStore(BaseStore, FrameworkGate):
         self.over_fetch = check_over_fetch(over_fetch)
         self.actor_id = validate_id(actor_id, "actor_id")
         self._text_fields = list(text_fields) if text_fields is not None else None
-        self._searcher = _StoreSearcher(self, lazy_embedder(self._embedder))
+        self._searcher = _StoreSearcher(self, self._judge_embedder)
         # one namespace, named after the inner store: what traces and the decision log show
         self.policy = self._policy_over(self._searcher, [type(inner).__name__])
 

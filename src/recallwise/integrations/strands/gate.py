@@ -17,7 +17,7 @@ from strands.memory import MemoryEntry
 from strands.memory import MemoryStore as StrandsMemoryStore
 from strands.memory.types import SearchOptions
 
-from ...embeddings import Embedder, default_embedder
+from ...embeddings import Embedder
 from ...embeddings.cache import CachedEmbedder
 from ...errors import StoreError, UsageError
 from ...policy import Recall, RecallStats
@@ -251,10 +251,8 @@ class MemoryGate(FrameworkGate):
         self.route = route
         self.actor_id = validate_id(actor_id, "actor_id")
         self.session_id = validate_id(session_id, "session_id") if session_id is not None else None
-        # the judge compares vectors: embed with the decider's own model unless told otherwise
-        embedder = self._embedder or getattr(self.decider, "embedder", None) or default_embedder()
         self._members: dict[str, GatedMemoryStore] = {}  # by namespace key
-        self.searcher = StrandsSearcher(embedder, self._members, self.stats)
+        self.searcher = StrandsSearcher(self._judge_embedder(), self._members, self.stats)
         #: the judge's probability of each entry kept in the most recent turn, by (store name, content)
         self.last_kept: dict[tuple[str, str], float | None] = {}
         self._forming: dict[tuple[int, str], _Batch] = {}
