@@ -62,19 +62,30 @@ def test_record_terms_are_cached_by_vector_and_forgotten_on_request() -> None:
     vectors = decider.embedder.embed(RECORDS)
     first = decider.record_terms(vectors)
     assert first.shape == (len(RECORDS), 1 + len(domain_names()))
-    assert len(decider._record_terms) == 3  # the least recently used one was evicted
-    assert vectors[0].astype(np.float32).tobytes() not in decider._record_terms
-    cached = decider._record_terms[vectors[1].astype(np.float32).tobytes()]
+    assert len(decider._record_terms) == 3  # the oldest one was replaced
+    assert vectors[0] not in decider._record_terms
+    assert all(v in decider._record_terms for v in vectors[1:])
+    bank = decider._generic_bank
+
+    def no_bank() -> np.ndarray:  # the cached rows need no product with the banks
+        raise AssertionError("a cached record's terms were computed again")
+
+    decider._generic_bank = no_bank  # type: ignore[method-assign]
     again = decider.record_terms(vectors[1:])
-    assert np.array_equal(again, first[1:])  # the cached rows, stacked
-    assert decider._record_terms[vectors[1].astype(np.float32).tobytes()] is cached
+    assert np.array_equal(again, first[1:])  # the cached rows, exactly
+    decider._generic_bank = bank  # type: ignore[method-assign]
+    # a vector that differs in one bit is not the cached one
+    nudged = np.array(vectors[1], dtype=np.float32)
+    nudged.view(np.uint32)[-1] ^= 1
+    assert nudged not in decider._record_terms
     # what is cached is what a fresh decider computes
     fresh = EmbeddedDecider(params=EmbeddedParams(record_cache_size=0))
-    assert np.allclose(fresh.record_terms(vectors), first)
+    assert np.array_equal(fresh.record_terms(vectors), first)
     assert len(fresh._record_terms) == 0
     decider.forget_records()
     assert len(decider._record_terms) == 0
-    assert np.allclose(decider.record_terms(vectors), first)
+    assert np.array_equal(decider.record_terms(vectors), first)
+    assert decider.record_terms(np.zeros((0, vectors.shape[1]), dtype=np.float32)).shape == first[:0].shape
 
 
 def test_episodic_judging_reads_no_life_domains(decider: EmbeddedDecider) -> None:

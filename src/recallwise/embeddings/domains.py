@@ -65,6 +65,11 @@ def prototype_rows(prototypes: list[list[str]]) -> tuple[list[str], np.ndarray]:
     return texts, rows
 
 
+#: up to this many texts, :func:`prototype_affinity` finds each domain's two best by a sort (faster
+#: for a message: 13 against 22 microseconds), beyond it by knocking out the best (faster for many)
+_SORTED_UP_TO = 8
+
+
 def prototype_affinity(vectors: np.ndarray, prototypes: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """How well each text (rows of ``vectors``) fits each domain: the mean similarity of its two
     closest prototypes of that domain (n x D, float64). ``prototypes``: the prototype vectors
@@ -74,6 +79,10 @@ def prototype_affinity(vectors: np.ndarray, prototypes: np.ndarray, rows: np.nda
     np.matmul(given, prototypes.T, out=similarity[:, :-1])
     similarity[:, -1] = -np.inf  # the padding's column
     grouped = similarity[:, rows]
+    if len(given) <= _SORTED_UP_TO:
+        # the same two values, by a sort: fewer numpy calls for a turn's one message
+        grouped.sort(axis=2)
+        return np.asarray((grouped[:, :, -1] + grouped[:, :, -2]) / 2.0, dtype=np.float64)
     best = grouped.max(axis=2)
     # the second best: the best again with the best's place knocked out (cheaper than a sort)
     np.put_along_axis(grouped, grouped.argmax(axis=2)[:, :, None], -np.inf, axis=2)
