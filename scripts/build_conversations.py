@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from decision_data import judge as spc  # noqa: E402  (the persona facts and their life domains)
-from decision_data.common import row_split, stable_unit  # noqa: E402
+from decision_data.common import normalise, row_split, stable_unit  # noqa: E402
 
 SPLITS = ("fit", "calib", "dev", "heldout")
 
@@ -640,13 +640,93 @@ def write(out: Path, built: dict[str, list[dict[str, Any]]]) -> None:
     (out / "COUNTS.md").write_text(counts_table(built), encoding="utf-8")
 
 
+#: the gate sets written beside data/decisions' own (its builder leaves these files alone): a
+#: conversation's split is theirs, so nothing of a held-out conversation is fitted or calibrated on
+GATE_SETS = ("fit", "calib", "dev")
+GATE_SET_PREFIX = "gate-conv-"
+
+
+def gate_rows(conversations: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per-message gate labels from the conversations' turns, by file name: every hh-rlhf turn (real
+    people's requests and their later turns, none needing the user's memory: ``false``) and
+    Schema-Guided Dialogue's first turns of a request (in a life domain the persona bears on:
+    ``true``). The message-alone gate opened on a fifth of hh-rlhf's turns and closed on a fifth of
+    SGD's requests in conversation; data/decisions held neither kind."""
+    rows: dict[str, list[dict[str, Any]]] = {"hh-rlhf": [], "sgd-requests": []}
+    for c in conversations:
+        for t in c["turns"]:
+            if t["source"] == "hh-rlhf":
+                name = "hh-rlhf"
+            elif t["source"] == "sgd" and t["kind"] == "request":
+                name = "sgd-requests"
+            else:
+                continue
+            rows[name].append(
+                {
+                    "text": t["text"],
+                    "label": bool(t["needs_memory"]),
+                    "source": t["source"],
+                    "lang": "en",
+                    "kind": t["kind"],
+                }
+            )
+    return rows
+
+
+def write_gate_sets(decisions: Path, built: dict[str, list[dict[str, Any]]]) -> None:
+    """data/decisions/{fit,calib,dev}/gate-conv-*.jsonl (see :func:`gate_rows`). A text is written
+    only where it is in one split alone: in no other split's conversations (held-out ones
+    included) and no other split's gate sets of data/decisions ("thank you", a red-team question
+    that two people asked)."""
+    splits_of: dict[str, set[str]] = defaultdict(set)
+    for split, conversations in built.items():
+        for c in conversations:
+            for t in c["turns"]:
+                splits_of[normalise(t["text"])].add(split)
+    for split in SPLITS:
+        for path in (decisions / split).glob("gate-*.jsonl"):
+            if not path.name.startswith(GATE_SET_PREFIX):
+                for line in path.read_text(encoding="utf-8").splitlines():
+                    if line.strip():
+                        splits_of[normalise(json.loads(line)["text"])].add(split)
+    for split in GATE_SETS:
+        for name, rows in gate_rows(built[split]).items():
+            with (decisions / split / f"{GATE_SET_PREFIX}{name}.jsonl").open("w", encoding="utf-8") as handle:
+                for row in rows:
+                    if splits_of[normalise(row["text"])] == {split}:
+                        handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "conversations")
+    parser.add_argument(
+        "--decisions",
+        type=Path,
+        default=ROOT / "data" / "decisions",
+        help="where the gate sets of the conversations' turns go (its fit/, calib/, dev/gate-conv-*.jsonl)",
+    )
+    parser.add_argument(
+        "--gate-sets-only",
+        action="store_true",
+        help="write only the gate sets, from the conversations already in --out (no snapshots read)",
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.gate_sets_only:
+        built = {
+            split: [
+                json.loads(line)
+                for path in sorted((args.out / split).glob("*.jsonl"))
+                for line in path.read_text(encoding="utf-8").splitlines()
+            ]
+            for split in SPLITS
+        }
+        write_gate_sets(args.decisions, built)
+        return 0
     built = build(Snapshots(args.mirror))
     write(args.out, built)
+    write_gate_sets(args.decisions, built)
     for split, conversations in built.items():
         turns = sum(len(c["turns"]) for c in conversations)
         print(f"{split}: {len(conversations)} conversations, {turns} turns", file=sys.stderr)

@@ -27,7 +27,6 @@ import json
 import random
 import re
 import sys
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -48,7 +47,7 @@ from decision_data import (
     written_ml_more,
 )
 from decision_data import judge as judge_build
-from decision_data.common import SNAPSHOTS, Row, Snapshots, row, row_split, typo
+from decision_data.common import SNAPSHOTS, Row, Snapshots, normalise, row, row_split, typo
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ("fit", "calib", "dev", "heldout")
@@ -428,12 +427,6 @@ def guess_kind(text: str) -> str:
 # ---------------------------------------------------------------- dedupe and splits
 
 
-def normalise(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = re.sub(r"\d+", "0", text)
-    return re.sub(r"[\W_]+", " ", text).strip()
-
-
 def shingles(text: str) -> set[str]:
     norm = normalise(text)
     if re.search(r"[\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]", norm):
@@ -631,7 +624,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     judge_rows = judge_build.build(snap, rows)
     for split in SPLITS:
         for old in (args.out / split).glob("*.jsonl") if (args.out / split).is_dir() else []:
-            old.unlink()
+            if not old.name.startswith("gate-conv-"):  # scripts/build_conversations.py's
+                old.unlink()
     manifest = {
         "snapshots": SNAPSHOTS,
         "dropped": dict(dropped),

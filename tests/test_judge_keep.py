@@ -91,14 +91,7 @@ def test_the_allergy_stays_in_for_a_restaurant(policy: RecallPolicy) -> None:
         "What's the difference between a list and a tuple in Python?",
         "How do I install Go on Ubuntu?",
         "What is the tallest mountain in Africa?",
-        pytest.param(
-            "Write a limerick about cats",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the gate opens on it (p 0.35 >= 0.174) and the judge keeps the dog (p 0.23 "
-                "at need 0.35): cats and dogs share the pets domain",
-            ),
-        ),
+        "Write a limerick about cats",
     ],
 )
 def test_a_general_request_keeps_nothing(policy: RecallPolicy, message: str) -> None:

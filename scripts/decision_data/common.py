@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import subprocess
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +139,10 @@ def typo(text: str, rng: random.Random) -> str:
     swapped, dropped = w[:j] + w[j + 1] + w[j] + w[j + 2 :], w[:j] + w[j + 1 :]
     words[i] = swapped if rng.random() < 0.5 else dropped
     return " ".join(words)
+
+
+def normalise(text: str) -> str:
+    """The exact-duplicate key of a text (case, width, digits and punctuation folded)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = re.sub(r"\d+", "0", text)
+    return re.sub(r"[\W_]+", " ", text).strip()
