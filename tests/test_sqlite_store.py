@@ -57,3 +57,23 @@ def test_in_memory_url(hashing):
     s = open_store("sqlite://:memory:", embedder=hashing)
     s.add_records([R(actor_id="a", namespace="/n", text="x")])
     assert len(s.search(SearchRequest("/n", "x", 3))) == 1
+
+
+def test_the_policy_warm_up_embeds_the_stores_life_domains_before_any_write(tmp_path):
+    """The first write files its records under life domains; their prototypes are embedded at
+    start-up (``recallwise serve`` warms the policy up), not inside that write's transaction."""
+    from recallwise import RecallPolicy
+
+    class Counting(HashingEmbedder):
+        texts = 0
+
+        def embed(self, texts):
+            Counting.texts += len(texts)
+            return super().embed(texts)
+
+    with SQLiteStore(f"sqlite:///{tmp_path / 'm.db'}", embedder=Counting(64)) as s:
+        RecallPolicy(s, decider=None).warm_up()
+        warmed = Counting.texts
+        assert warmed > 100  # the prototypes (and the policy's one warm-up text)
+        s.add_records([MemoryRecord(text="The user likes flat whites.", namespace="/facts/u", actor_id="u")])
+        assert Counting.texts == warmed + 1  # the write embedded its record, and nothing else

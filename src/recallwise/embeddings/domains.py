@@ -108,6 +108,10 @@ class DomainSpace:
                 self._matrix = (np.asarray(self.embedder.embed(texts), dtype=np.float32), rows)
             return self._matrix
 
+    def warm_up(self) -> None:
+        """Embed the prototypes now rather than on first use."""
+        self._prototypes()
+
     def affinity(self, vectors: np.ndarray) -> np.ndarray:
         """:func:`prototype_affinity` of ``vectors`` (n x D)."""
         prototypes, rows = self._prototypes()

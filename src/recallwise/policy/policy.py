@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from ..deciders import BaseDecider, Decider, as_decider, default_decider
+from ..deciders.base import call_if_present
 from ..deciders.questions import Question
 from ..english import english_dictionary
 from ..errors import UsageError, error_kind
@@ -557,9 +558,12 @@ class RecallPolicy:
     def warm_up(self) -> None:
         """Load the embedding model and the decider's cached wordings now, at start-up, rather
         than on the first user turn (loading the default model takes ~0.35 s), and the English
-        dictionary the gate's name look-up reads (~0.3 s)."""
+        dictionary the gate's name look-up reads (~0.3 s), and what the store loads on its first
+        write (the SQLite store's life-domain prototypes, embedded once: ~1 s of CPU that the first
+        write paid inside its transaction, with every other request waiting on the store)."""
         self.store.embedder.embed(["warm-up"])
         english_dictionary()
+        call_if_present(self.store, "warm_up")
         if self.decider is not None:
             self.decider.warm_up(
                 self.gate_questions(follow_up=self.follow_ups.enabled and self.follow_up_head is None)

@@ -334,6 +334,11 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
                     self._profiles[actor_id] = cached
             return cached
 
+    def warm_up(self) -> None:
+        """Embed the life domains' prototypes now (the first write would: about 270 short texts),
+        so that no request pays for them (:meth:`recallwise.RecallPolicy.warm_up` calls this)."""
+        self.domains.warm_up()
+
     def domain_of(self, vector: np.ndarray) -> str:
         """The life domain a record with this vector is filed under (:class:`DomainSpace`)."""
         return self.domains.label(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
