@@ -560,7 +560,7 @@ class RecallPolicy:
         than on the first user turn (loading the default model takes ~0.35 s), and the English
         dictionary the gate's name look-up reads (~0.3 s), and what the store loads on its first
         write (the SQLite store's life-domain prototypes, embedded once: ~1 s of CPU that the first
-        write paid inside its transaction, with every other request waiting on the store)."""
+        write paid in a request thread, the other first writes waiting for it)."""
         self.store.embedder.embed(["warm-up"])
         english_dictionary()
         call_if_present(self.store, "warm_up")
