@@ -29,6 +29,10 @@ import tempfile
 from importlib.metadata import version
 from typing import Any
 
+from recallwise.extras import exit_without_extra
+
+exit_without_extra("agent-framework", "examples/agent_framework_gated.py")
+
 from agent_framework import Agent, BaseChatClient, ChatResponse, Message
 
 import recallwise

@@ -29,6 +29,10 @@ from typing import Any
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 
+from recallwise.extras import exit_without_extra
+
+exit_without_extra("agno", "examples/agno_gated.py")
+
 from agno.agent import Agent
 from agno.models.base import Model
 from agno.models.response import ModelResponse

@@ -25,6 +25,10 @@ from typing import Any
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 
+from recallwise.extras import exit_without_extra
+
+exit_without_extra("crewai", "examples/crewai_gated.py")
+
 from crewai import Agent
 from crewai.llms.base_llm import BaseLLM
 from crewai.memory.storage.lancedb_storage import LanceDBStorage

@@ -19,6 +19,10 @@ import json
 from importlib.metadata import version
 from typing import Any
 
+from recallwise.extras import exit_without_extra
+
+exit_without_extra("llamaindex", "examples/llamaindex_gated.py")
+
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.llms.mock import MockFunctionCallingLLM

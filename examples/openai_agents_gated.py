@@ -20,6 +20,10 @@ import json
 from importlib.metadata import version
 from typing import Any
 
+from recallwise.extras import exit_without_extra
+
+exit_without_extra("openai-agents", "examples/openai_agents_gated.py")
+
 from agents import Agent, RunConfig, Runner
 from agents.items import ModelResponse
 from agents.models.interface import Model

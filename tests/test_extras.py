@@ -133,3 +133,32 @@ def test_an_integration_without_its_extra_raises_an_import_error_naming_it(
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: ") and f"pip install 'recallwise[{extra}]'" in last, last
+
+
+#: each framework example, the extra it checks, and the top-level module refused in the child
+FRAMEWORK_EXAMPLES = [
+    ("llamaindex_gated.py", "llamaindex", "llama_index"),
+    ("crewai_gated.py", "crewai", "crewai"),
+    ("agent_framework_gated.py", "agent-framework", "agent_framework"),
+    ("openai_agents_gated.py", "openai-agents", "agents"),
+    ("agno_gated.py", "agno", "agno"),
+]
+
+
+@pytest.mark.parametrize(("example", "extra", "module"), FRAMEWORK_EXAMPLES)
+def test_a_framework_example_without_its_extra_is_one_line_and_exit_2(
+    tmp_path: Path, example: str, extra: str, module: str
+) -> None:
+    run = """
+    import runpy
+    sys.argv = [sys.argv[2], "--store", sys.argv[3], "--json"]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    """
+    path = str(ROOT / "examples" / example)
+    result = child(module, run, path, f"sqlite:///{tmp_path}/m.db")
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and not result.stdout
+    (line,) = result.stderr.strip().splitlines()
+    needs = f"error: examples/{example} needs: pip install 'recallwise[{extra}]'"
+    assert line.startswith(f"{needs} (no module named '")
+    assert f"'{module}" in line

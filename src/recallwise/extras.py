@@ -8,7 +8,9 @@ When one is missing, the user sees one line saying which extra to install, befor
   prints it as one line and exits 2);
 - modules that cannot import without an extra wrap their third-party imports in
   :func:`extra_imports`, which turns the ``ModuleNotFoundError`` into an ``ImportError`` naming
-  the extra, chained from the original.
+  the extra, chained from the original;
+- scripts (``examples/``) call :func:`exit_without_extra` before their framework's imports: the
+  one line on stderr and exit code 2, as the CLI.
 
 Both word the message with :func:`needs_extra`.
 """
@@ -16,6 +18,7 @@ Both word the message with :func:`needs_extra`.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -23,6 +26,7 @@ from .errors import UsageError
 
 __all__ = [
     "EXTRA_MODULES",
+    "exit_without_extra",
     "extra_imports",
     "install_line",
     "missing_modules",
@@ -85,6 +89,16 @@ def require_extra(extra: str, what: str, modules: Sequence[str] | None = None) -
     absent = missing_modules(extra, modules)
     if absent:
         raise UsageError(needs_extra(what, extra, f"no module named {', '.join(map(repr, absent))}"))
+
+
+def exit_without_extra(extra: str, what: str, modules: Sequence[str] | None = None) -> None:
+    """For a script, before it imports ``extra``'s modules: when some are missing, print
+    :func:`require_extra`'s line on stderr and exit 2 (a usage error, no traceback)."""
+    try:
+        require_extra(extra, what, modules)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 @contextmanager
