@@ -77,3 +77,27 @@ def test_the_policy_warm_up_embeds_the_stores_life_domains_before_any_write(tmp_
         assert warmed > 100  # the prototypes (and the policy's one warm-up text)
         s.add_records([MemoryRecord(text="The user likes flat whites.", namespace="/facts/u", actor_id="u")])
         assert Counting.texts == warmed + 1  # the write embedded its record, and nothing else
+
+
+def test_a_write_refreshes_the_profiles_of_the_actors_it_touches_and_keeps_the_others(tmp_path):
+    """Writing one actor's records leaves every other actor's cached profile in place (each turn
+    of theirs would otherwise read it from the file again), and a record replaced by id refreshes
+    the profile of the actor it belonged to."""
+    with SQLiteStore(f"sqlite:///{tmp_path / 'm.db'}", embedder=HashingEmbedder(64)) as s:
+        (ann,) = s.add_records(
+            [MemoryRecord(text="Ann grows basil.", namespace="/facts/ann", actor_id="ann")]
+        )
+        s.add_records([MemoryRecord(text="Bob sails a dinghy.", namespace="/facts/bob", actor_id="bob")])
+        bob = s.actor_profile("bob")
+        assert s.actor_profile("ann").mentions(["/facts/ann"], ["basil"]) == {"basil"}
+        s.add_records([MemoryRecord(text="Ann keeps bees.", namespace="/facts/ann", actor_id="ann")])
+        assert s.actor_profile("bob") is bob  # untouched by Ann's write
+        assert s.actor_profile("ann").mentions(["/facts/ann"], ["basil", "bees"]) == {"basil", "bees"}
+        # Ann's first record, replaced by id with one of Bob's: Ann's profile loses the basil
+        s.add_records(
+            [MemoryRecord(id=ann.id, text="Bob rows at dawn.", namespace="/facts/bob", actor_id="bob")]
+        )
+        assert s.actor_profile("ann").mentions(["/facts/ann"], ["basil", "bees"]) == {"bees"}
+        assert s.actor_profile("bob").mentions(["/facts/bob"], ["dinghy", "dawn"]) == {"dinghy", "dawn"}
+        hits = s.search(SearchRequest("/facts/ann", s.embedder.embed(["basil"])[0], 5))
+        assert [h.record.text for h in hits] == ["Ann keeps bees."]

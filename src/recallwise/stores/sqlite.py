@@ -380,17 +380,26 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
         domains = self.domains.label(
             np.stack([np.asarray(r.embedding, dtype=np.float32).reshape(-1) for r in records])
         )
+        ids = [r[0] for r in rows]
         with self._transaction():
-            self._conn.executemany("DELETE FROM records WHERE id = ?", [(r[0],) for r in rows])
+            # the records these replace (by id) may be another actor's or namespace's
+            replaced = self._conn.execute(
+                f"SELECT DISTINCT actor_id, namespace FROM records WHERE id IN ({','.join('?' * len(ids))})",
+                ids,
+            ).fetchall()
+            self._conn.executemany("DELETE FROM records WHERE id = ?", [(i,) for i in ids])
             self._conn.executemany(
                 "INSERT INTO records (id, actor_id, namespace, text, rendered, strategy, created_at, "
                 "metadata, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             self._write_terms([(r.id, r.actor_id, r.namespace, r.rendered) for r in records], domains)
-            for namespace in {r.namespace for r in records}:
+            for namespace in {r.namespace for r in records} | {namespace for _, namespace in replaced}:
                 self._matrices.pop(namespace, None)
-            self._profiles.clear()
+            # only the profiles of the actors written (and of those whose records were replaced):
+            # clearing every actor's made each actor's next turn read its profile from the file again
+            for actor in {r.actor_id for r in records} | {actor for actor, _ in replaced}:
+                self._profiles.pop(actor, None)
         return records
 
     def _row_to_record(self, row: Sequence[Any]) -> MemoryRecord:
