@@ -21,13 +21,14 @@ Needs: pip install 'recallwise[agent-framework]' ('recallwise[agent-framework-me
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
 import tempfile
 from importlib.metadata import version
 from typing import Any
+
+from _two_turns import TURNS, arguments, report
 
 from recallwise.extras import exit_without_extra
 
@@ -39,8 +40,6 @@ import recallwise
 from recallwise.integrations import CountingSearcher
 from recallwise.integrations.agent_framework import GatedContextProvider
 from recallwise.records import render_text
-
-TURNS = ["Hello!", "What should I have for dinner?"]
 
 
 class ScriptedClient(BaseChatClient):
@@ -145,30 +144,14 @@ async def run_mem0(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--store", required=True, help="a recallwise store URL (seed it with `recallwise demo`)"
+    args = arguments(
+        __doc__,
+        "the control arm: recall on every run",
+        flag=("--mem0", "an offline mem0 memory: GatedMem0ContextProvider (--stock: upstream's provider)"),
     )
-    parser.add_argument("--actor", default="demo_user", help="whose memory (default %(default)s)")
-    parser.add_argument("--stock", action="store_true", help="the control arm: recall on every run")
-    parser.add_argument(
-        "--mem0",
-        action="store_true",
-        help="an offline mem0 memory: GatedMem0ContextProvider (--stock: upstream's provider)",
+    report(
+        asyncio.run((run_mem0 if args.mem0 else run)(args.store, args.actor, args.stock)), as_json=args.json
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
-    result = asyncio.run((run_mem0 if args.mem0 else run)(args.store, args.actor, args.stock))
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return
-    print(f"== {result['framework']} {result['version']} ({'stock' if args.stock else 'gated'})")
-    for turn in result["turns"]:
-        print(
-            f"user: {turn['message']}\n  searches {turn['searches']}, model received {len(turn['records'])}"
-        )
-        for text in turn["records"]:
-            print(f"    - {text}")
 
 
 if __name__ == "__main__":

@@ -21,13 +21,13 @@ Needs: pip install 'recallwise[agno]'.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 from importlib.metadata import version
 from typing import Any
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
+
+from _two_turns import TURNS, arguments, report
 
 from recallwise.extras import exit_without_extra
 
@@ -42,7 +42,6 @@ from recallwise.integrations import CountingSearcher
 from recallwise.integrations.agno import AgnoMemoryGate, GatedKnowledgeRetriever, GatedMemoryManager
 from recallwise.records import render_text
 
-TURNS = ["Hello!", "What should I have for dinner?"]
 #: the tags Agno puts around the user memories of a system prompt
 MEMORIES_OPEN = "<memories_from_previous_interactions>"
 MEMORIES_CLOSE = "</memories_from_previous_interactions>"
@@ -142,30 +141,18 @@ def run_memory_manager(store_url: str, actor: str, stock: bool) -> dict[str, Any
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--store", required=True, help="a recallwise store URL (seed it with `recallwise demo`)"
+    args = arguments(
+        __doc__,
+        "the control arm: recall on every run",
+        flag=(
+            "--memory-manager",
+            "Agno's own user memories: GatedMemoryManager (with --stock: Agno's MemoryManager)",
+        ),
     )
-    parser.add_argument("--actor", default="demo_user", help="whose memory (default %(default)s)")
-    parser.add_argument("--stock", action="store_true", help="the control arm: recall on every run")
-    parser.add_argument(
-        "--memory-manager",
-        action="store_true",
-        help="Agno's own user memories: GatedMemoryManager (with --stock: Agno's MemoryManager)",
+    report(
+        (run_memory_manager if args.memory_manager else run)(args.store, args.actor, args.stock),
+        as_json=args.json,
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
-    result = (run_memory_manager if args.memory_manager else run)(args.store, args.actor, args.stock)
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return
-    print(f"== {result['framework']} {result['version']} ({'stock' if args.stock else 'gated'})")
-    for turn in result["turns"]:
-        print(
-            f"user: {turn['message']}\n  searches {turn['searches']}, model received {len(turn['records'])}"
-        )
-        for text in turn["records"]:
-            print(f"    - {text}")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,6 @@ Needs: pip install 'recallwise[crewai]'.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import tempfile
@@ -24,6 +22,8 @@ from typing import Any
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+
+from _two_turns import TURNS, arguments, report
 
 from recallwise.extras import exit_without_extra
 
@@ -38,8 +38,6 @@ from crewai.memory.unified_memory import Memory
 import recallwise
 from recallwise.embeddings import default_embedder
 from recallwise.integrations.crewai import CrewMemoryGate, GatedMemory
-
-TURNS = ["Hello!", "What should I have for dinner?"]
 
 
 class ScriptedLLM(BaseLLM):
@@ -116,32 +114,12 @@ def run(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--store", required=True, help="a recallwise store URL (seed it with `recallwise demo`)"
-    )
-    parser.add_argument("--actor", default="demo_user", help="whose memory (default %(default)s)")
-    parser.add_argument("--stock", action="store_true", help="CrewAI's own Memory: recall on every kickoff")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
+    args = arguments(__doc__, "CrewAI's own Memory: recall on every kickoff")
     # CrewAI draws its progress panels on stdout (at exit too): they go to stderr, the result to stdout
     sys.stdout.flush()
     out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
-    result = run(args.store, args.actor, args.stock)
-    if args.json:
-        out.write(json.dumps(result, indent=2) + "\n")
-        out.flush()
-        return
-    print(f"== {result['framework']} {result['version']} ({'stock' if args.stock else 'gated'})", file=out)
-    for turn in result["turns"]:
-        print(
-            f"user: {turn['message']}\n  searches {turn['searches']}, model received {len(turn['records'])}",
-            file=out,
-        )
-        for text in turn["records"]:
-            print(f"    - {text}", file=out)
-    out.flush()
+    report(run(args.store, args.actor, args.stock), as_json=args.json, out=out)
 
 
 if __name__ == "__main__":

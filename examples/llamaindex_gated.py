@@ -13,11 +13,11 @@ Needs: pip install 'recallwise[llamaindex]'.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 from importlib.metadata import version
 from typing import Any
+
+from _two_turns import TURNS, arguments, report
 
 from recallwise.extras import exit_without_extra
 
@@ -31,8 +31,6 @@ from llama_index.core.memory import Memory
 import recallwise
 from recallwise.integrations import CountingSearcher
 from recallwise.integrations.llamaindex import GatedMemoryBlock
-
-TURNS = ["Hello!", "What should I have for dinner?"]
 
 
 def scripted_llm(seen: list[str]) -> MockFunctionCallingLLM:
@@ -69,25 +67,8 @@ async def run(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--store", required=True, help="a recallwise store URL (seed it with `recallwise demo`)"
-    )
-    parser.add_argument("--actor", default="demo_user", help="whose memory (default %(default)s)")
-    parser.add_argument("--stock", action="store_true", help="the control arm: recall on every pull")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
-    result = asyncio.run(run(args.store, args.actor, args.stock))
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return
-    print(f"== {result['framework']} {result['version']} ({'stock' if args.stock else 'gated'})")
-    for turn in result["turns"]:
-        print(
-            f"user: {turn['message']}\n  searches {turn['searches']}, model received {len(turn['records'])}"
-        )
-        for text in turn["records"]:
-            print(f"    - {text}")
+    args = arguments(__doc__, "the control arm: recall on every pull")
+    report(asyncio.run(run(args.store, args.actor, args.stock)), as_json=args.json)
 
 
 if __name__ == "__main__":

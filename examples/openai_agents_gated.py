@@ -14,11 +14,11 @@ Needs: pip install 'recallwise[openai-agents]'.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 from importlib.metadata import version
 from typing import Any
+
+from _two_turns import TURNS, arguments, report
 
 from recallwise.extras import exit_without_extra
 
@@ -33,8 +33,6 @@ from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 import recallwise
 from recallwise.integrations import CountingSearcher
 from recallwise.integrations.openai_agents import GatedInputFilter
-
-TURNS = ["Hello!", "What should I have for dinner?"]
 
 
 class ScriptedModel(Model):
@@ -78,25 +76,8 @@ async def run(store_url: str, actor: str, stock: bool) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--store", required=True, help="a recallwise store URL (seed it with `recallwise demo`)"
-    )
-    parser.add_argument("--actor", default="demo_user", help="whose memory (default %(default)s)")
-    parser.add_argument("--stock", action="store_true", help="the control arm: recall on every turn")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
-    result = asyncio.run(run(args.store, args.actor, args.stock))
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return
-    print(f"== {result['framework']} {result['version']} ({'stock' if args.stock else 'gated'})")
-    for turn in result["turns"]:
-        print(
-            f"user: {turn['message']}\n  searches {turn['searches']}, model received {len(turn['records'])}"
-        )
-        for text in turn["records"]:
-            print(f"    - {text}")
+    args = arguments(__doc__, "the control arm: recall on every turn")
+    report(asyncio.run(run(args.store, args.actor, args.stock)), as_json=args.json)
 
 
 if __name__ == "__main__":

@@ -150,8 +150,10 @@ def test_a_framework_example_without_its_extra_is_one_line_and_exit_2(
     tmp_path: Path, example: str, extra: str, module: str
 ) -> None:
     run = """
+    import os
     import runpy
     sys.argv = [sys.argv[2], "--store", sys.argv[3], "--json"]
+    sys.path.insert(0, os.path.dirname(sys.argv[0]))  # as `python examples/X.py` has it
     runpy.run_path(sys.argv[0], run_name="__main__")
     """
     path = str(ROOT / "examples" / example)

@@ -28,6 +28,7 @@ import shlex
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -214,6 +215,7 @@ def fit_head(
     ``records_per_request``). Too few turns, or one class only, is the fit's :class:`UsageError`,
     naming the counts. ``stop``: checked as the fit goes (it
     raises :class:`RefitStopped`)."""
+    guard: AbstractContextManager[object] = nullcontext()
     if stop is not None:
         told = progress
 
@@ -222,35 +224,22 @@ def fit_head(
             if told is not None:
                 told(done)
 
-        with checkpoints(stop):
-            return _fit(
-                head,
-                turns,
-                current,
-                thresholds,
-                embedder,
-                calibration,
-                open_rate,
-                records_per_request,
-                domain_table,
-                progress,
-                provenance,
-                weights,
-            )
-    return _fit(
-        head,
-        turns,
-        current,
-        thresholds,
-        embedder,
-        calibration,
-        open_rate,
-        records_per_request,
-        domain_table,
-        progress,
-        provenance,
-        weights,
-    )
+        guard = checkpoints(stop)
+    with guard:
+        return _fit(
+            head,
+            turns,
+            current,
+            thresholds,
+            embedder,
+            calibration,
+            open_rate,
+            records_per_request,
+            domain_table,
+            progress,
+            provenance,
+            weights,
+        )
 
 
 def _fit(
