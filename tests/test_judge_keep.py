@@ -119,3 +119,9 @@ def test_the_shipped_judge_reads_the_turns_need() -> None:
     assert all(a < b for a, b in zip(low, high, strict=True))
     assert all(b <= c for b, c in zip(high, unknown, strict=True))
     assert decider.decide(message, questions, DecisionHints(need=0.9)).usage.get("judge_need") == 3
+
+
+def test_booking_a_table_is_about_food_not_flights(policy: RecallPolicy) -> None:
+    # "booking" was one of travel's prototypes: the table booking kept the aisle seat and dropped the diet
+    kept = _kept(policy, "Can you help me in booking a table for four people at a restaurant?")
+    assert "veg" in kept and "peanut" in kept, kept
