@@ -39,6 +39,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
+from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
@@ -185,6 +186,8 @@ class EmbeddedDecider(BaseDecider):
         self.params = params
         self._cache: dict[str, np.ndarray] = {}
         self._stacked: dict[tuple[str, ...], np.ndarray] = {}
+        #: id(question.criteria) -> (the criteria, the question's type, its options, their matrix)
+        self._option_cache: dict[int, tuple[object, str, list[str], np.ndarray]] = {}
         #: id(question.examples) -> (the examples, their float32 matrices, their float64 ones)
         self._example_cache: dict[
             int, tuple[object, tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -621,6 +624,33 @@ class EmbeddedDecider(BaseDecider):
         k = self.params.k_examples
         return _top_mean(positives @ state_vector, k) - _top_mean(negatives @ state_vector, k)
 
+    def _option_matrix(self, question: Question) -> tuple[list[str], np.ndarray]:
+        """A choice or score question's options and their texts' matrix, kept per question when its
+        criteria cannot change (a read-only mapping or a tuple, as the policy's route is): the
+        route's texts were written and hashed anew on every turn."""
+        criteria = question.criteria
+        fixed = isinstance(criteria, (MappingProxyType, tuple))
+        if fixed:
+            entry = self._option_cache.get(id(criteria))
+            if entry is not None and entry[0] is criteria and entry[1] == question.type:
+                return entry[2], entry[3]
+        options = question.options
+        if question.type == "choice" and isinstance(criteria, Mapping):
+            texts = [f"{k}: {v}" if v else k for k, v in criteria.items()]
+        else:
+            texts = options
+        matrix = self._vectors(texts)
+        if fixed:
+            if len(self._option_cache) >= _STACKED_MAX:
+                self._option_cache.clear()
+            self._option_cache[id(criteria)] = (
+                criteria,
+                question.type,
+                options,
+                matrix,
+            )  # held: id not reused
+        return options, matrix
+
     def _example_matrices(
         self, question: Question, state_vector: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -786,12 +816,8 @@ class EmbeddedDecider(BaseDecider):
         return dict(zip(names, probs.tolist(), strict=True))
 
     def _options(self, state_vector: np.ndarray, question: Question) -> Answer:
-        options = question.options
-        if question.type == "choice" and isinstance(question.criteria, Mapping):
-            texts = [f"{k}: {v}" if v else k for k, v in question.criteria.items()]
-        else:
-            texts = options
-        sims = self._vectors(texts) @ state_vector
+        options, matrix = self._option_matrix(question)
+        sims = matrix @ state_vector
         logits = sims / self.params.option_temperature
         probs = np.exp(logits - logits.max())
         probs /= probs.sum()

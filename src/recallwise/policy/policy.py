@@ -543,10 +543,19 @@ class RecallPolicy:
         and whether the message follows up the conversation's last request (``follow_up``)."""
         questions: dict[str, Question] = {GATE: gate_question()}
         if self.routes:
-            questions[ROUTE] = route_question(self.descriptions)
+            questions[ROUTE] = self._route_question()
         if follow_up:
             questions[FOLLOW_UP] = follow_up_question()
         return questions
+
+    def _route_question(self) -> Question:
+        """The route question over this policy's descriptions: one object while they stay the same
+        (a new one each turn was validated and its options' texts written anew every turn)."""
+        cached: Question | None = self.__dict__.get("_route")
+        if cached is None or cached.criteria != self.descriptions:
+            cached = route_question(self.descriptions)
+            self.__dict__["_route"] = cached
+        return cached
 
     @property
     def routes(self) -> bool:

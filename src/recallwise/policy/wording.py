@@ -113,5 +113,7 @@ def judge_question(subject: str) -> Question:
 
 
 def route_question(descriptions: Mapping[str, str]) -> Question:
-    """A choice over namespaces (keyed by template, described in a few words)."""
-    return Question("choice", ROUTE_INSTRUCTIONS, dict(descriptions))
+    """A choice over namespaces (keyed by template, described in a few words). Its criteria are
+    read-only, so a decider may keep what it derives from them (validated once, the options' texts
+    embedded and stacked once) for as long as a policy asks this same question."""
+    return Question("choice", ROUTE_INSTRUCTIONS, MappingProxyType(dict(descriptions)))
