@@ -35,6 +35,9 @@ def _records(actor: str, texts: list[str]) -> list[MemoryRecord]:
     return [MemoryRecord(actor, f"/preferences/{actor}", t, id=f"{actor}-{i}") for i, t in enumerate(texts)]
 
 
+#: a learning request the shipped gate leaves closed on the message alone (p 0.13, below 0.198)
+COURSES_CLOSED = "Any good statistics courses?"
+
 PERSONA = [
     "The user prefers free, self-paced online learning over paid classes.",
     "The user lives in Leeds with their partner.",
@@ -43,15 +46,11 @@ PERSONA = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the domain rule is opt-in: fitted on data/conversations/fit (scripts/fit_gate_domain.py) "
-    "its threshold is 0.04, above this message's gate p (0.024), and it costs general turns 5 points "
-    "of closing there; see BENCHMARKS",
-)
 def test_a_recommendation_in_a_domain_the_user_has_preferences_in_opens(tmp_path, embedder) -> None:
-    """(a) A learning request the message alone leaves closed opens, without a search to find out,
-    because the actor's records touch learning; the preference is what the turn keeps."""
+    """A learning request opens, in a session with default options, and keeps the learning
+    preference. The gate closed it (p 0.020) until the gate head was fitted with
+    ``dev/gate_labels_domains.jsonl``, recommendation requests in the life domains the fit data
+    barely covered (this message is not among them; the domain rule stays opt-in)."""
     store = _store(tmp_path, embedder)
     store.add_records(_records("ann", PERSONA))
     policy = RecallPolicy(store, namespaces=[NS])
@@ -60,11 +59,10 @@ def test_a_recommendation_in_a_domain_the_user_has_preferences_in_opens(tmp_path
     turn = policy.recall(
         "Which online courses would you suggest for picking up statistics?", actor_id="ann", session_id="s1"
     )
-    trace = turn.trace
-    assert trace.gate_p is not None and trace.gate_p < trace.gate_threshold  # closed on its own
-    assert trace.gate_open is True
-    assert trace.profile == "profile" and trace.profile_domain == "learning"
-    assert "ann-0" in [r.record.id for r in turn.records]
+    assert turn.trace.gate_open is True
+    kept = [r.record.id for r in turn.records]
+    assert "ann-0" in kept
+    assert "ann-2" not in kept  # the diet has nothing to do with a course
     assert policy.stats.profile_fallbacks == 0
 
 
@@ -75,14 +73,14 @@ def test_the_domain_rule_given_opens_on_the_profile_without_a_search(tmp_path, e
     store.add_records(_records("ann", PERSONA))
     policy = RecallPolicy(store, namespaces=[NS], gate_domain_threshold=0.02)
     courses = policy.recall(
-        "Which online courses would you suggest for picking up statistics?", actor_id="ann", session_id="s"
+        COURSES_CLOSED, actor_id="ann", session_id="s"
     )
     assert courses.trace.gate_open is True and courses.trace.profile_domain == "learning"
     assert "ann-0" in [r.record.id for r in courses.records]
     assert any("records are about learning" in note for note in courses.trace.notes)
     store.delete_records(["ann-0"])  # the profile follows at once: no learning record any more
     again = policy.recall(
-        "Which online courses would you suggest for picking up statistics?", actor_id="ann", session_id="t"
+        COURSES_CLOSED, actor_id="ann", session_id="t"
     )
     assert again.trace.profile_domain == "learning" and again.trace.gate_open is False
 
@@ -235,7 +233,7 @@ def test_a_store_without_a_profile_falls_back_visibly(tmp_path, embedder) -> Non
     store.add_records(_records("ivy", PERSONA))
     policy = RecallPolicy(_Foreign(store), namespaces=[NS])
     recall = policy.recall(
-        "Which online courses would you suggest for picking up statistics?", actor_id="ivy"
+        COURSES_CLOSED, actor_id="ivy"
     )
     assert recall.trace.profile == "search" and recall.trace.profile_domain is None
     assert recall.trace.gate_open is False  # as before the profile: the message alone decides

@@ -128,6 +128,10 @@ class RuleExtractor:
         for piece in pieces.items:
             if points_back(piece.statement, piece.clause.text) and not piece.explicit:
                 continue  # says nothing alone: what it points at was not in this message
+            if _FIRST_PERSON_LEFT.search(piece.statement.sentence):
+                # a clause the rewriting did not reach ("lives near it when I'm tired"): a record
+                # in the user's own first person would read as the assistant's; none is better
+                continue
             facts.append(
                 ExtractedMemory(
                     SEMANTIC,
@@ -229,6 +233,8 @@ _POINTER_SUBJECT = re.compile(r"^(?:they|it|those|these|both)\s+\w+", re.I)
 _PERSON_SUBJECT = re.compile(r"^(?:he|she|he's|she's)\b", re.I)
 _PERSON_POINTER = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.I)
 _FIRST_PERSON_OBJECT = re.compile(r"\b(?:me|my|us|our|myself)\b")
+#: a first-person word left in a finished record (case-sensitive "I": "I'm", "I've", "I'd", "I'll")
+_FIRST_PERSON_LEFT = re.compile(r"\bI\b|\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've|you'd|you'll)\b", re.I)
 # "any ideas that don't involve swimming?": a constraint said as part of a request
 _CONSTRAINT = re.compile(

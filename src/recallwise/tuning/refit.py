@@ -80,6 +80,7 @@ class ShippedData:
                 str(self.root / "fit"),
                 str(package / "gate_examples.jsonl"),
                 str(package / "dev" / "gate_labels_multilingual.jsonl"),
+                str(package / "dev" / "gate_labels_domains.jsonl"),
             ]
         return [
             str(self.root / "fit"),
