@@ -72,16 +72,12 @@ def test_the_domain_rule_given_opens_on_the_profile_without_a_search(tmp_path, e
     store = _store(tmp_path, embedder)
     store.add_records(_records("ann", PERSONA))
     policy = RecallPolicy(store, namespaces=[NS], gate_domain_threshold=0.02)
-    courses = policy.recall(
-        COURSES_CLOSED, actor_id="ann", session_id="s"
-    )
+    courses = policy.recall(COURSES_CLOSED, actor_id="ann", session_id="s")
     assert courses.trace.gate_open is True and courses.trace.profile_domain == "learning"
     assert "ann-0" in [r.record.id for r in courses.records]
     assert any("records are about learning" in note for note in courses.trace.notes)
     store.delete_records(["ann-0"])  # the profile follows at once: no learning record any more
-    again = policy.recall(
-        COURSES_CLOSED, actor_id="ann", session_id="t"
-    )
+    again = policy.recall(COURSES_CLOSED, actor_id="ann", session_id="t")
     assert again.trace.profile_domain == "learning" and again.trace.gate_open is False
 
 
@@ -232,9 +228,7 @@ def test_a_store_without_a_profile_falls_back_visibly(tmp_path, embedder) -> Non
     store = _store(tmp_path, embedder)
     store.add_records(_records("ivy", PERSONA))
     policy = RecallPolicy(_Foreign(store), namespaces=[NS])
-    recall = policy.recall(
-        COURSES_CLOSED, actor_id="ivy"
-    )
+    recall = policy.recall(COURSES_CLOSED, actor_id="ivy")
     assert recall.trace.profile == "search" and recall.trace.profile_domain is None
     assert recall.trace.gate_open is False  # as before the profile: the message alone decides
     assert policy.stats.profile_fallbacks == 1
