@@ -128,7 +128,7 @@ class RuleExtractor:
         for piece in pieces.items:
             if points_back(piece.statement, piece.clause.text) and not piece.explicit:
                 continue  # says nothing alone: what it points at was not in this message
-            if _FIRST_PERSON_LEFT.search(piece.statement.sentence):
+            if _FIRST_PERSON_WORD.search(piece.statement.sentence):
                 # a clause the rewriting did not reach ("lives near it when I'm tired"): a record
                 # in the user's own first person would read as the assistant's; none is better
                 continue
@@ -233,8 +233,9 @@ _POINTER_SUBJECT = re.compile(r"^(?:they|it|those|these|both)\s+\w+", re.I)
 _PERSON_SUBJECT = re.compile(r"^(?:he|she|he's|she's)\b", re.I)
 _PERSON_POINTER = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.I)
 _FIRST_PERSON_OBJECT = re.compile(r"\b(?:me|my|us|our|myself)\b")
-#: a first-person word left in a finished record (case-sensitive "I": "I'm", "I've", "I'd", "I'll")
-_FIRST_PERSON_LEFT = re.compile(r"\bI\b|\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b")
+#: a first-person word (case-sensitive "I", which also finds "I'm", "I've", "I'd", "I'll"): a text
+#: said about someone else has none, and neither has a finished record
+_FIRST_PERSON_WORD = re.compile(r"\bI\b|\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've|you'd|you'll)\b", re.I)
 # "any ideas that don't involve swimming?": a constraint said as part of a request
 _CONSTRAINT = re.compile(
@@ -289,7 +290,7 @@ def _sentences(text: str) -> list[tuple[str, bool]]:
 def _as_said(text: str) -> Statement | None:
     """What the user asked to be remembered, about someone else: "Tom's birthday is May 3"."""
     said = clean(text)
-    if re.search(r"\b(?:I|I'm|I've|I'd|me|my|mine|we|us|our)\b", said) or len(said.split()) < 3:
+    if _FIRST_PERSON_WORD.search(said) or len(said.split()) < 3:
         return None
     subject, _, predicate = said.partition(" ")
     return Statement(subject[:1].upper() + subject[1:], predicate)
