@@ -421,7 +421,8 @@ def test_the_judge_head_reads_the_score_and_which_domains_bear_on_which(judge_ta
     size = len(domain_names())
     assert features.shape == (len(records), judge_width(size))
     assert features[:, 1].max() == 0.0  # the gap of the best record
-    _, _, _, message_domains, centred = decider._judge_terms(vectors[0], vectors[1:])
+    terms = decider._judge_terms(vectors[0], vectors[1:])
+    message_domains, centred = terms.state_domains, terms.centred
     assert message_domains.sum() == pytest.approx(1.0)
     assert np.allclose(
         features[:, 3:].reshape(-1, size, size), message_domains[None, :, None] * centred[:, None, :]
@@ -440,7 +441,9 @@ def test_episodic_options_judge_without_the_domain_table(judge_table_fit) -> Non
     p, features = _judge_p_and_features(decider.without_domain_table(), _TWO_RECORDS)
     assert not np.allclose(features[:, 0], with_domains[:, 0])  # no life-domain term in the score
     plain = decider.judge_features(*_vectors(decider, _TWO_RECORDS), domains=False)
-    plain[:, 0] -= decider.params.domain_weight * decider._judge_terms(*_vectors(decider, _TWO_RECORDS))[2]
+    terms = decider._judge_terms(*_vectors(decider, _TWO_RECORDS))
+    params = decider.params
+    plain[:, 0] -= params.domain_weight * terms.domain + params.constraint_weight * terms.bears
     plain[:, 1] = plain[:, 0] - plain[:, 0].max()
     features[:, 3:] = 0.0
     assert np.allclose(features[:, :3], plain)

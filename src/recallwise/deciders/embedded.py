@@ -40,7 +40,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -57,6 +57,7 @@ from ..embeddings.language import LanguageGuess, guess_language
 from ..embeddings.multilingual import USE_NAME
 from ..errors import UsageError
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
+from .constraints import constraint_kinds
 from .heads import HEAD_ROLES, Head, HeadRole, SpaceWeights, need_feature, shipped_head
 from .questions import Answer, ChoiceAnswer, Question, ScoreAnswer
 from .record_cache import RecordTermsCache
@@ -86,6 +87,16 @@ class EmbeddedParams:
     domain_weight: float = 1.5
     #: softmax temperature of the domain distributions
     domain_temperature: float = 0.05
+    #: weight of the standing-constraint term (:mod:`~recallwise.deciders.constraints`: a diet on
+    #: a drink order, a savings goal on a purchase, the kids on a family meal plan): a record's
+    #: score gains up to this when it is of a kind and the message a request the kind bears on.
+    #: Each side's membership is a logistic of its affinity to the kind's prototypes (the mean of
+    #: the two closest), centred on its floor; chosen on the calib and dev splits (BENCHMARKS.md,
+    #: "Records that bear on a request from another domain"). 0 turns the term off.
+    constraint_weight: float = 1.0
+    constraint_record_floor: float = 0.55
+    constraint_request_floor: float = 0.45
+    constraint_steepness: float = 40.0
     #: weight of a hybrid search's BM25 score (lexical evidence: names, places, dates)
     lexical_weight: float = 0.03
     #: softmax temperature for choice and score options
@@ -112,9 +123,13 @@ class EmbeddedParams:
     judge_domain_table: bool = True
 
     def for_multilingual(self) -> EmbeddedParams:
-        """These scales with the judge's logistic of the multilingual space."""
+        """These scales with the judge's logistic of the multilingual space, without the
+        standing-constraint term (its floors are the English model's similarities)."""
         return replace(
-            self, judge_scale=self.multilingual_judge_scale, judge_centre=self.multilingual_judge_centre
+            self,
+            judge_scale=self.multilingual_judge_scale,
+            judge_centre=self.multilingual_judge_centre,
+            constraint_weight=0.0,
         )
 
 
@@ -195,6 +210,7 @@ class EmbeddedDecider(BaseDecider):
         self._lock = threading.Lock()
         self._bank: np.ndarray | None = None
         self._domains: tuple[np.ndarray, np.ndarray] | None = None
+        self._constraints: _ConstraintMatrices | None = None
         self._shipped_loaded = False
         self._multilingual_choice = multilingual
         self._multilingual: EmbeddedDecider | None = None
@@ -238,8 +254,9 @@ class EmbeddedDecider(BaseDecider):
 
     def without_domain_table(self) -> EmbeddedDecider:
         """This decider without the life domains (episodic memories: ``KeepOptions.judge_domains``
-        off): its judge head reads no life-domain table and its ranking score has no life-domain
-        term. It shares this one's models, heads and embeddings.
+        off): its judge head reads no life-domain table and its ranking score has neither the
+        life-domain term nor the standing-constraint one. It shares this one's models, heads and
+        embeddings.
 
         The domains are about preferences and facts ("dinner" reaches "peanut allergy" through
         food); a conversation's turns are about everything at once, and the term ranked LoCoMo's
@@ -252,7 +269,7 @@ class EmbeddedDecider(BaseDecider):
         ml = self.multilingual_decider()
         return self._sharing(
             given,
-            replace(self.params, judge_domain_table=False, domain_weight=0.0),
+            replace(self.params, judge_domain_table=False, domain_weight=0.0, constraint_weight=0.0),
             None if ml is None else ml.without_domain_table(),
         )
 
@@ -263,6 +280,7 @@ class EmbeddedDecider(BaseDecider):
         other._cache, other._stacked, other._lock = self._cache, self._stacked, self._lock
         other._ml_vectors, other._record_terms = self._ml_vectors, self._record_terms
         other._bank, other._domains, other._shipped_loaded = self._bank, self._domains, self._shipped_loaded
+        other._constraints = self._constraints
         other._multilingual = multilingual
         other._multilingual_resolved = True
         return other
@@ -444,6 +462,21 @@ class EmbeddedDecider(BaseDecider):
             self._domains = (np.asarray(self._vectors(texts), dtype=np.float32), rows)
         return self._domains
 
+    def _constraint_matrices(self) -> _ConstraintMatrices:
+        """The standing constraints' prototype vectors and rows: their records' and the
+        requests' they bear on (:func:`~recallwise.deciders.constraints.constraint_kinds`)."""
+        if self._constraints is None:
+            kinds = constraint_kinds()
+            record_texts, record_rows = prototype_rows([list(k.records) for k in kinds])
+            request_texts, request_rows = prototype_rows([list(k.requests) for k in kinds])
+            self._constraints = _ConstraintMatrices(
+                np.asarray(self._vectors(record_texts), dtype=np.float32),
+                record_rows,
+                np.asarray(self._vectors(request_texts), dtype=np.float32),
+                request_rows,
+            )
+        return self._constraints
+
     def domain_affinity(self, vectors: np.ndarray) -> np.ndarray:
         """How well each text (rows of ``vectors``) fits each life domain: the mean similarity
         of its two closest prototypes of that domain (n x D, float64)."""
@@ -455,6 +488,7 @@ class EmbeddedDecider(BaseDecider):
         models' spaces."""
         self._generic_bank()
         self._domain_matrix()
+        self._constraint_matrices()
         for question in (questions or {}).values():
             self.example_vectors(question)
         ml = self.multilingual_decider()
@@ -682,35 +716,45 @@ class EmbeddedDecider(BaseDecider):
     def _noul(self, state_vector: np.ndarray, question: Question) -> float:
         return _sigmoid(self.params.noul_scale * self.gate_score(state_vector, question))
 
-    def _judge_terms(
-        self, state_vector: np.ndarray, subject_vectors: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(cosine, typical, domain, the message's domain distribution, each subject's centred
-        domain affinities) of each subject (rows of ``subject_vectors``), float64."""
+    def _judge_terms(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> JudgeTerms:
+        """The judge's terms of each subject (rows of ``subject_vectors``), float64."""
         p = self.params
         subjects = np.asarray(subject_vectors, dtype=np.float64)
         state = np.asarray(state_vector, dtype=np.float64)
         cosine = subjects @ state
         terms = self.record_terms(subject_vectors)
-        typical, affinity = terms[:, 0], terms[:, 1:]
+        domains = len(self._domain_matrix()[1])
+        typical, affinity, kinds = terms[:, 0], terms[:, 1 : 1 + domains], terms[:, 1 + domains :]
         # How well the memory fits the life domains the message is about, relative to how well
         # it fits domains in general: "dinner" reaches "peanut allergy" through food.
         state_domains = _softmax_rows(self.domain_affinity(state[None, :]), p.domain_temperature)[0]
         # the sum over the count is what mean() computes (one reduction, one division), less its overhead
         centred = affinity - affinity.sum(axis=1, keepdims=True) / affinity.shape[1]
         domain = centred @ state_domains
-        return cosine, typical, domain, state_domains, centred
+        bears = np.zeros_like(cosine)
+        if p.constraint_weight and len(cosine):
+            # a record of a kind, on a request the kind bears on: both memberships near 1
+            matrices = self._constraint_matrices()
+            requests = prototype_affinity(state[None, :], matrices.requests, matrices.request_rows)[0]
+            steep = p.constraint_steepness
+            on_request = 1.0 / (1.0 + np.exp(-steep * (requests - p.constraint_request_floor)))
+            of_kind = 1.0 / (1.0 + np.exp(-steep * (kinds - p.constraint_record_floor)))
+            bears = (of_kind * on_request[None, :]).max(axis=1)
+        return JudgeTerms(cosine, typical, domain, state_domains, centred, bears)
 
     def record_terms(self, subject_vectors: np.ndarray) -> np.ndarray:
         """What the judge knows of each subject (rows of ``subject_vectors``) before any message:
-        its typical similarity to unrelated messages, then its affinity to each life domain
-        (n x 1 + D, float64). Cached by vector (``record_cache_size`` rows,
-        :class:`~recallwise.deciders.record_cache.RecordTermsCache`): the products with the banks
+        its typical similarity to unrelated messages, its affinity to each life domain, then to
+        each kind of standing constraint (n x 1 + D + K, float64). Cached by vector
+        (``record_cache_size`` rows, :class:`~recallwise.deciders.record_cache.RecordTermsCache`):
+        the products with the banks
         are most of a judge's time, and a user's records recur across turns."""
         vectors = np.asarray(subject_vectors, dtype=np.float32)
         if not len(vectors):
-            return np.zeros((0, 1 + len(domain_names())))
-        width = 1 + len(self._domain_matrix()[1])  # before the lock: it may embed the prototypes
+            return np.zeros((0, 1 + len(domain_names()) + len(constraint_kinds())))
+        # before the lock: these may embed the prototypes
+        constraints = self._constraint_matrices()
+        width = 1 + len(self._domain_matrix()[1]) + len(constraints.record_rows)
         with self._lock:
             terms, missing, keys = self._record_terms.get(vectors, width)
         if missing:
@@ -718,7 +762,13 @@ class EmbeddedDecider(BaseDecider):
             generic = fresh @ self._generic_bank().T
             k = min(self.params.debias_k, generic.shape[1])
             typical = np.partition(generic, generic.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
-            rows = np.column_stack([typical.astype(np.float64), self.domain_affinity(fresh)])
+            rows = np.column_stack(
+                [
+                    typical.astype(np.float64),
+                    self.domain_affinity(fresh),
+                    prototype_affinity(fresh, constraints.records, constraints.record_rows),
+                ]
+            )
             terms[missing] = rows
             with self._lock:
                 self._record_terms.put(fresh, [keys[i] for i in missing], rows)
@@ -732,9 +782,14 @@ class EmbeddedDecider(BaseDecider):
 
     def judge_scores(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> np.ndarray:
         """Debiased similarities of the state to each subject (rows of ``subject_vectors``)."""
+        t = self._judge_terms(state_vector, subject_vectors)
+        return self._ranking(t) + self.params.constraint_weight * t.bears
+
+    def _ranking(self, t: JudgeTerms) -> np.ndarray:
+        """The judge's ranking score from its terms, without lexical evidence and without the
+        standing-constraint term (the gap is measured on it, below)."""
         p = self.params
-        cosine, typical, domain, _, _ = self._judge_terms(state_vector, subject_vectors)
-        return np.asarray(cosine - p.debias_weight * typical + p.domain_weight * domain)
+        return np.asarray(t.cosine - p.debias_weight * t.typical + p.domain_weight * t.domain)
 
     def judge_features(
         self,
@@ -752,10 +807,17 @@ class EmbeddedDecider(BaseDecider):
         distribution times the subject's centred domain affinities (D x D, row-major: the message's
         domain first)."""
         p = self.params
-        cosine, typical, domain, state_domains, centred = self._judge_terms(state_vector, subject_vectors)
-        lex = np.zeros_like(cosine) if lexical is None else np.asarray(lexical, dtype=np.float64)
-        score = cosine - p.debias_weight * typical + p.domain_weight * domain + p.lexical_weight * lex
-        gap = score - score.max() if len(score) else score
+        t = self._judge_terms(state_vector, subject_vectors)
+        state_domains, centred = t.state_domains, t.centred
+        lex = np.zeros_like(t.cosine) if lexical is None else np.asarray(lexical, dtype=np.float64)
+        ranked = self._ranking(t) + p.lexical_weight * lex
+        score = ranked + p.constraint_weight * t.bears
+        # A standing constraint is kept beside the request's own records, not instead of them:
+        # the gap is to the best record without the term, and 0 at most, so the term lifts the
+        # records it bears on and leaves every other record's features as they were (with the
+        # term in the best, "What should I pack for Mexico City?" lifted the vegan diet and the
+        # gap dropped the trip records: calib judge requests right kept 0.819 -> 0.785).
+        gap = np.minimum(score - ranked.max(), 0.0) if len(score) else score
         columns = [score, gap]
         if reads_need:
             columns.append(np.full(len(score), need_feature(need)))
@@ -827,6 +889,32 @@ class EmbeddedDecider(BaseDecider):
                 options[best], {o: float(v) for o, v in zip(options, probs, strict=True)}, float(probs[best])
             )
         return ScoreAnswer(best, options, [float(v) for v in probs], float(probs[best]))
+
+
+class JudgeTerms(NamedTuple):
+    """The judge's terms of each judged subject against one message (float64)."""
+
+    #: the subject's similarity to the message
+    cosine: np.ndarray
+    #: its typical similarity to unrelated messages (subtracted: a generic record is close to all)
+    typical: np.ndarray
+    #: how well it fits the life domains the message is about, relative to domains in general
+    domain: np.ndarray
+    #: the message's distribution over the life domains (D)
+    state_domains: np.ndarray
+    #: each subject's centred life-domain affinities (n x D)
+    centred: np.ndarray
+    #: how much it is a standing constraint bearing on this request (0..1; 0 with the term off)
+    bears: np.ndarray
+
+
+class _ConstraintMatrices(NamedTuple):
+    """The standing constraints' prototype vectors (float32) and their rows per kind."""
+
+    records: np.ndarray
+    record_rows: np.ndarray
+    requests: np.ndarray
+    request_rows: np.ndarray
 
 
 def _without_vectors(hints: DecisionHints) -> DecisionHints:
