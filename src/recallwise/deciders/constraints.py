@@ -1,12 +1,15 @@
 """Standing constraints: kinds of record that bear on requests outside their own life domain.
 
 The judge's life-domain term keeps a record about the domain a message is about ("dinner" reaches
-"peanut allergy" through food). Some records bear on requests of other domains: a diet on a drink
-order, a savings goal on a purchase, the kids on a family meal plan, the home city on "nearby", a
-bad knee on a hike. Each kind here is two lists of short prototype texts: records of the kind,
-and requests it bears on (package data, ``data/constraints.json``, written by the project). The
-judge adds a term to a record's score when the record is of a kind and the message is a request
-that kind bears on (:meth:`~recallwise.deciders.embedded.EmbeddedDecider.record_terms`).
+"peanut allergy" through food). Some records bear on requests of other domains: the partner's
+gluten intolerance on a restaurant, a savings goal on a purchase, the kids on a family meal plan,
+the home city on "nearby", a bad knee on a hike. Each kind here is two lists of short prototype
+texts: records of the kind, and requests it bears on (package data, ``data/constraints.json``,
+written by the project). The judge adds a term to a record's score when the record is of a kind
+and the message is a request that kind bears on (``EmbeddedDecider._judge_terms``). Drink orders
+are not among the diet's requests: a vegetarian diet or an allergy rarely decides a drink, and the
+one held-out source where a diet does (Taskmaster-4's vegan coffee orders) is the project's only
+out-of-source figure.
 """
 
 from __future__ import annotations

@@ -87,8 +87,8 @@ class EmbeddedParams:
     domain_weight: float = 1.5
     #: softmax temperature of the domain distributions
     domain_temperature: float = 0.05
-    #: weight of the standing-constraint term (:mod:`~recallwise.deciders.constraints`: a diet on
-    #: a drink order, a savings goal on a purchase, the kids on a family meal plan): a record's
+    #: weight of the standing-constraint term (:mod:`~recallwise.deciders.constraints`: a partner's
+    #: diet on a restaurant, a savings goal on a purchase, the kids on a family meal plan): a record's
     #: score gains up to this when it is of a kind and the message a request the kind bears on.
     #: Each side's membership is a logistic of its affinity to the kind's prototypes (the mean of
     #: the two closest), centred on its floor; chosen on the calib and dev splits (BENCHMARKS.md,
