@@ -91,7 +91,7 @@ CONSTRAINTS = [
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="'close by' is a word the embedding reads little of: the request's affinity "
-                "to the location kind is 0.36 (bookshops lead), below its floor (0.45)",
+                "to the location kind is 0.36 (bookshops lead), below its floor (0.50)",
             ),
         ),
         ("Plan a long walk in the hills for Sunday", 4),
