@@ -70,29 +70,27 @@ CONSTRAINTS = [
 ]
 
 
+def _known_miss(message: str, bearing: int, reason: str) -> object:
+    """A case the term does not reach yet: a strict xfail, so the day it holds the suite says so."""
+    return pytest.param(message, bearing, marks=pytest.mark.xfail(strict=True, reason=reason))
+
+
 @pytest.mark.parametrize(
     ("message", "bearing"),
     [
         ("Suggest something I could bake this weekend", 0),
-        pytest.param(
+        _known_miss(
             "Help me plan a road trip the whole family will enjoy",
             1,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the request's affinity to the household kind's requests is 0.49, just below "
-                "its floor (0.50; at 0.45 'What should I drink this afternoon?' lifted the allergy "
-                "above the flat white)",
-            ),
+            "the request's affinity to the household kind's requests is 0.49, just below its floor "
+            "(0.50; at 0.45 'What should I drink this afternoon?' lifted the allergy above the flat white)",
         ),
         ("Should I get the 85-inch television?", 2),
-        pytest.param(
+        _known_miss(
             "Are there any good bookshops close by?",
             3,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="'close by' is a word the embedding reads little of: the request's affinity "
-                "to the location kind is 0.36 (bookshops lead), below its floor (0.50)",
-            ),
+            "'close by' is a word the embedding reads little of: the request's affinity to the "
+            "location kind is 0.36 (bookshops lead), below its floor (0.50)",
         ),
         ("Plan a long walk in the hills for Sunday", 4),
     ],
