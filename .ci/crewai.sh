@@ -10,7 +10,10 @@ work=$(mktemp -d)
 venv=$work/venv
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q -U pip
-"$venv/bin/python" -m pip install -q -e ".[crewai]" pytest pytest-asyncio pytest-mock
+# qdrant-edge-py: crewai's optional [qdrant-edge] backend. Since 1.15.44 upstream's
+# tests/memory/test_qdrant_search_categories.py imports it at module level, before its own skip
+# marker, so without it the whole upstream run fails at collection.
+"$venv/bin/python" -m pip install -q -e ".[crewai]" qdrant-edge-py pytest pytest-asyncio pytest-mock
 "$venv/bin/python" -m pip check
 export CREWAI_DISABLE_TELEMETRY=true OTEL_SDK_DISABLED=true
 ver=$("$venv/bin/python" -c "import importlib.metadata as m; print(m.version('crewai'))")

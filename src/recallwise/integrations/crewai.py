@@ -22,7 +22,7 @@ writes its memory mid-turn, so a recall is never answered from an older one.
 open (CrewAI's records, counted in ``stats``); anything else that fails while deciding
 runs CrewAI's own recall instead (counted in ``fallbacks``).
 
-Needs: ``pip install 'recallwise[crewai]'`` (tested on crewai 1.15.30).
+Needs: ``pip install 'recallwise[crewai]'`` (tested on crewai 1.15.30 and 1.15.44).
 """
 
 from __future__ import annotations
