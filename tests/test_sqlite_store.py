@@ -79,6 +79,39 @@ def test_the_policy_warm_up_embeds_the_stores_life_domains_before_any_write(tmp_
         assert Counting.texts == warmed + 1  # the write embedded its record, and nothing else
 
 
+def test_stores_of_one_model_embed_the_life_domains_once_per_process(tmp_path):
+    """Every store files its records under life domains; a process opening many stores of one
+    model (the tuner opens one per labelled record set) embeds the ~300 prototypes once, and a
+    store of another model (another class, name or dimension) embeds its own."""
+
+    class Counting(HashingEmbedder):
+        texts = 0
+
+        def embed(self, texts):
+            type(self).texts += len(texts)
+            return super().embed(texts)
+
+    class Other(Counting):
+        texts = 0
+
+    def write(embedder, name):
+        with SQLiteStore(f"sqlite:///{tmp_path / name}", embedder=embedder) as s:
+            s.add_records(
+                [MemoryRecord(text="The user likes flat whites.", namespace="/facts/u", actor_id="u")]
+            )
+            return s.domain_of(s.embedder.embed(["A flat white, please."])[0])
+
+    first = write(Counting(64), "a.db")
+    once = Counting.texts
+    assert once > 100  # the prototypes, the record, the probe
+    assert write(Counting(64), "b.db") == first
+    assert Counting.texts == once + 2  # the second store embedded its record and the probe only
+    write(Counting(32), "c.db")  # another dimension: another space
+    assert Counting.texts > once + 100
+    write(Other(64), "d.db")  # another class of embedder: its own prototypes
+    assert Other.texts > 100
+
+
 def test_a_write_refreshes_the_profiles_of_the_actors_it_touches_and_keeps_the_others(tmp_path):
     """Writing one actor's records leaves every other actor's cached profile in place (each turn
     of theirs would otherwise read it from the file again), and a record replaced by id refreshes

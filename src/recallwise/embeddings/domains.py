@@ -89,10 +89,28 @@ def prototype_affinity(vectors: np.ndarray, prototypes: np.ndarray, rows: np.nda
     return np.asarray((best + grouped.max(axis=2)) / 2.0, dtype=np.float64)
 
 
+#: The prototypes' matrices already embedded in this process, by the embedder's class, name and
+#: dimension (what identifies a model's space here): every store files its records with a
+#: DomainSpace of its own, and a process opening many stores of one model (the tuner's one
+#: in-memory store per labelled record set, a test suite, a service's stores) embedded the same
+#: ~300 prototypes each time: ``tune judge`` spent most of its time there. Read-only matrices.
+_EMBEDDED: dict[tuple[type, str, int], tuple[np.ndarray, np.ndarray]] = {}
+_EMBEDDED_LOCK = threading.Lock()
+
+
+def _space_key(embedder: Embedder) -> tuple[type, str, int] | None:
+    name = getattr(embedder, "name", None)
+    dimension = getattr(embedder, "dimension", None)
+    if not isinstance(name, str) or not name or not isinstance(dimension, int):
+        return None  # no identity to share it under: this space embeds its own
+    return (type(embedder), name, dimension)
+
+
 class DomainSpace:
     """The life domains in one embedder's space: each text's closest domain (:meth:`label`).
 
-    The prototypes are embedded once, on first use (about 300 short texts).
+    The prototypes are embedded on first use (about 300 short texts), once per process and model
+    (:data:`_EMBEDDED`).
     """
 
     def __init__(self, embedder: Embedder) -> None:
@@ -104,8 +122,19 @@ class DomainSpace:
     def _prototypes(self) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
             if self._matrix is None:
-                texts, rows = prototype_rows(domain_prototypes())
-                self._matrix = (np.asarray(self.embedder.embed(texts), dtype=np.float32), rows)
+                key = _space_key(self.embedder)
+                with _EMBEDDED_LOCK:
+                    shared = _EMBEDDED.get(key) if key is not None else None
+                if shared is None:
+                    texts, rows = prototype_rows(domain_prototypes())
+                    matrix = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+                    matrix.flags.writeable = False
+                    rows.flags.writeable = False
+                    shared = (matrix, rows)
+                    if key is not None:
+                        with _EMBEDDED_LOCK:
+                            shared = _EMBEDDED.setdefault(key, shared)
+                self._matrix = shared
             return self._matrix
 
     def warm_up(self) -> None:
