@@ -88,12 +88,18 @@ def test_shipped_text_vectors_match_the_default_embedder():
     from pathlib import Path
 
     from recallwise.deciders.embedded import EmbeddedDecider
+    from recallwise.embeddings.domains import _prototype_matrix, domain_prototypes, prototype_rows
 
     fresh = EmbeddedDecider()
     fresh._shipped_loaded = True  # embed everything itself
     fresh.warm_up({GATE: gate_question(), FOLLOW_UP: follow_up_question()})
-    texts = sorted(fresh._cache)
-    vectors = np.stack([fresh._cache[t] for t in texts])
+    own = dict(fresh._cache)
+    # the life domains' prototypes: the decider and the stores read them from the shipped file
+    domain_texts, _ = prototype_rows(domain_prototypes())
+    missing = [t for t in dict.fromkeys(domain_texts) if t not in own]
+    own.update(zip(missing, fresh.embedder.embed(missing), strict=True))
+    texts = sorted(own)
+    vectors = np.stack([own[t] for t in texts])
     path = Path(__file__).resolve().parents[1] / _SHIPPED
     if os.environ.get("RECALLWISE_WRITE_TEXT_VECTORS"):
         np.savez_compressed(path, texts=np.array(texts), vectors=vectors.astype(np.float32))
@@ -103,11 +109,14 @@ def test_shipped_text_vectors_match_the_default_embedder():
     diff = np.abs(shipped["vectors"][[order[t] for t in texts]] - vectors).max()
     assert diff < 1e-4, f"shipped vectors differ from the embedder's by {diff}"
 
-    # And the decider uses them: after loading, its warm-up embeds nothing.
+    # And the decider uses them: after loading, its warm-up embeds nothing, nor does a store's
+    # life-domain matrix (the same vectors as the judge's).
     loaded = EmbeddedDecider()
     calls = loaded.embedder.calls
     loaded.warm_up({GATE: gate_question(), FOLLOW_UP: follow_up_question()})
+    matrix = _prototype_matrix(loaded.embedder, domain_texts)
     assert loaded.embedder.calls == calls
+    assert np.array_equal(matrix, loaded._domain_matrix()[0])
 
 
 def test_shipped_vectors_are_not_used_for_another_embedder():
@@ -117,6 +126,7 @@ def test_shipped_vectors_are_not_used_for_another_embedder():
     decider = EmbeddedDecider(embedder=HashingEmbedder(64))
     decider.warm_up({GATE: gate_question()})
     assert all(v.shape == (64,) for v in decider._cache.values())
+    assert decider._domain_matrix()[0].shape[1] == 64
 
 
 def test_judge_probabilities_keep_their_order_where_float32_would_round_to_one():

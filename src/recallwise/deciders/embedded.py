@@ -47,6 +47,7 @@ import numpy as np
 from .._blas import limit_blas_threads
 from ..embeddings import Embedder, default_embedder, make_embedder
 from ..embeddings.domains import (
+    DomainSpace,
     domain_names,
     domain_prototypes,
     load_domains,
@@ -55,6 +56,7 @@ from ..embeddings.domains import (
 )
 from ..embeddings.language import LanguageGuess, guess_language
 from ..embeddings.multilingual import USE_NAME
+from ..embeddings.shipped import shipped_vectors
 from ..errors import UsageError
 from .base import BaseDecider, Capabilities, DecisionHints, Reply
 from .constraints import constraint_kinds
@@ -211,7 +213,9 @@ class EmbeddedDecider(BaseDecider):
         ] = {}
         self._lock = threading.Lock()
         self._bank: np.ndarray | None = None
-        self._domains: tuple[np.ndarray, np.ndarray] | None = None
+        #: the life domains in this decider's space, made on first use: the stores' profile files
+        #: records with the same prototypes (the shipped vectors, for the default model)
+        self._domains: DomainSpace | None = None
         self._constraints: _ConstraintMatrices | None = None
         self._shipped_loaded = False
         self._multilingual_choice = multilingual
@@ -405,17 +409,10 @@ class EmbeddedDecider(BaseDecider):
             if self._shipped_loaded:
                 return
             self._shipped_loaded = True
-        name = getattr(self.embedder, "name", "")
-        resource = resources.files("recallwise.data").joinpath(f"text_vectors/{name}.npz")
-        if not name or not resource.is_file():
-            return
-        with resource.open("rb") as handle, np.load(handle, allow_pickle=False) as shipped:
-            texts, vectors = shipped["texts"], shipped["vectors"]
-            if vectors.ndim != 2 or vectors.shape[1] != self.embedder.dimension:
-                return
-            with self._lock:
-                for text, vector in zip(texts.tolist(), vectors.astype(np.float32), strict=True):
-                    self._cache.setdefault(str(text), vector)
+        shipped = shipped_vectors(self.embedder)
+        with self._lock:
+            for text, vector in shipped.items():
+                self._cache.setdefault(text, vector)
 
     def _embed_missing(
         self, cache: MutableMapping[str, np.ndarray], embedder: Embedder, texts: Sequence[str]
@@ -459,10 +456,10 @@ class EmbeddedDecider(BaseDecider):
     def _domain_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """The life domains' prototype vectors (float32, one row each) and, per domain, the rows
         of its prototypes (:func:`~recallwise.embeddings.domains.prototype_rows`)."""
-        if self._domains is None:
-            texts, rows = prototype_rows(domain_prototypes())
-            self._domains = (np.asarray(self._vectors(texts), dtype=np.float32), rows)
-        return self._domains
+        space = self._domains
+        if space is None:  # two racing turns make two, of the one shared matrix
+            space = self._domains = DomainSpace(self.embedder)
+        return space.prototypes()
 
     def _constraint_matrices(self) -> _ConstraintMatrices:
         """The standing constraints' prototype vectors and rows: their records' and the

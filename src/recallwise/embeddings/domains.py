@@ -14,6 +14,7 @@ from importlib import resources
 import numpy as np
 
 from . import Embedder
+from .shipped import shipped_vectors
 
 __all__ = ["DomainSpace", "domain_names", "domain_prototypes", "load_domains", "prototype_affinity"]
 
@@ -106,11 +107,24 @@ def _space_key(embedder: Embedder) -> tuple[type, str, int] | None:
     return (type(embedder), name, dimension)
 
 
+def _prototype_matrix(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """The vectors of ``texts`` in ``embedder``'s space: the shipped ones where they are, the rest
+    embedded in one batch."""
+    shipped = shipped_vectors(embedder)
+    missing = [t for t in dict.fromkeys(texts) if t not in shipped]
+    fresh: dict[str, np.ndarray] = {}
+    if missing:
+        fresh = dict(zip(missing, np.asarray(embedder.embed(missing), dtype=np.float32), strict=True))
+    return np.stack([shipped[t] if t in shipped else fresh[t] for t in texts]).astype(np.float32, copy=False)
+
+
 class DomainSpace:
     """The life domains in one embedder's space: each text's closest domain (:meth:`label`).
 
-    The prototypes are embedded on first use (about 300 short texts), once per process and model
-    (:data:`_EMBEDDED`).
+    The prototypes' vectors are the shipped ones for the default model
+    (:func:`~recallwise.embeddings.shipped.shipped_vectors`: the embedded decider's judge reads the
+    same); another model embeds them on first use (about 300 short texts), once per process and
+    model (:data:`_EMBEDDED`).
     """
 
     def __init__(self, embedder: Embedder) -> None:
@@ -119,7 +133,9 @@ class DomainSpace:
         self._lock = threading.Lock()
         self._matrix: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _prototypes(self) -> tuple[np.ndarray, np.ndarray]:
+    def prototypes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The prototypes' vectors (read-only float32, one row each) and, per domain, the rows of
+        its prototypes (:func:`prototype_rows`)."""
         with self._lock:
             if self._matrix is None:
                 key = _space_key(self.embedder)
@@ -127,7 +143,7 @@ class DomainSpace:
                     shared = _EMBEDDED.get(key) if key is not None else None
                 if shared is None:
                     texts, rows = prototype_rows(domain_prototypes())
-                    matrix = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+                    matrix = _prototype_matrix(self.embedder, texts)
                     matrix.flags.writeable = False
                     rows.flags.writeable = False
                     shared = (matrix, rows)
@@ -139,11 +155,11 @@ class DomainSpace:
 
     def warm_up(self) -> None:
         """Embed the prototypes now rather than on first use."""
-        self._prototypes()
+        self.prototypes()
 
     def affinity(self, vectors: np.ndarray) -> np.ndarray:
         """:func:`prototype_affinity` of ``vectors`` (n x D)."""
-        prototypes, rows = self._prototypes()
+        prototypes, rows = self.prototypes()
         return prototype_affinity(
             np.asarray(vectors, dtype=np.float32).reshape(-1, prototypes.shape[1]), prototypes, rows
         )
