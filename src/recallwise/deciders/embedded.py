@@ -709,8 +709,8 @@ class EmbeddedDecider(BaseDecider):
 
     def gate_features(self, state_vector: np.ndarray, question: Question) -> np.ndarray:
         """What the gate head reads (:data:`~recallwise.deciders.heads.GATE_FEATURES`)."""
-        vector = np.asarray(state_vector, dtype=np.float64)
-        return np.append(vector, self.example_vote(vector, question))
+        vector = np.asarray(state_vector, dtype=np.float32)
+        return np.append(vector, np.float32(self.example_vote(vector, question)))
 
     def _noul(self, state_vector: np.ndarray, question: Question) -> float:
         return _sigmoid(self.params.noul_scale * self.gate_score(state_vector, question))
@@ -718,9 +718,10 @@ class EmbeddedDecider(BaseDecider):
     def _judge_terms(self, state_vector: np.ndarray, subject_vectors: np.ndarray) -> JudgeTerms:
         """The judge's terms of each subject (rows of ``subject_vectors``), float64."""
         p = self.params
-        subjects = np.asarray(subject_vectors, dtype=np.float64)
-        state = np.asarray(state_vector, dtype=np.float64)
-        cosine = subjects @ state
+        # the product in float32 (the vectors' own precision), the terms from it in float64: a
+        # float64 copy of 60 records' vectors was a fresh 180 KB each turn
+        state = np.asarray(state_vector, dtype=np.float32)
+        cosine = (np.asarray(subject_vectors, dtype=np.float32) @ state).astype(np.float64)
         terms = self.record_terms(subject_vectors)
         domains = len(self._domain_matrix()[1])
         typical, affinity, kinds = terms[:, 0], terms[:, 1 : 1 + domains], terms[:, 1 + domains :]

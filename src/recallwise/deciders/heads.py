@@ -127,7 +127,8 @@ class SpaceWeights:
 
     A logistic head: ``logits(x) = x @ weights + bias``. A head with a hidden layer (a small
     multi-layer perceptron, ``hidden`` of shape inputs x units, stored as float32):
-    ``logits(x) = tanh(x @ hidden + hidden_bias) @ weights + bias``.
+    ``logits(x) = tanh(x @ hidden + hidden_bias) @ weights + bias``, the product ``x @ hidden``
+    taken in float32 (the stored precision; the rest in float64).
     """
 
     embedder: str
@@ -137,6 +138,15 @@ class SpaceWeights:
     n: int = 0
     hidden: np.ndarray | None = None
     hidden_bias: np.ndarray | None = None
+    #: the hidden layer in float32, as it is stored: a gate turn reads it from memory that other
+    #: work has evicted, and half the bytes are half that wait
+    _hidden32: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.hidden is not None:
+            hidden32 = np.ascontiguousarray(self.hidden, dtype=np.float32)
+            hidden32.flags.writeable = False
+            object.__setattr__(self, "_hidden32", hidden32)
 
     @property
     def inputs(self) -> int:
@@ -144,9 +154,12 @@ class SpaceWeights:
         return int(self.hidden.shape[0] if self.hidden is not None else self.weights.shape[0])
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        z = np.asarray(x, dtype=np.float64)
-        if self.hidden is not None:
-            z = np.tanh(z @ self.hidden + self.hidden_bias)
+        if self._hidden32 is not None:
+            # the product in float32 (the embedding's own precision), the rest in float64
+            units = np.asarray(x, dtype=np.float32) @ self._hidden32
+            z = np.tanh(units.astype(np.float64) + self.hidden_bias)
+        else:
+            z = np.asarray(x, dtype=np.float64)
         return np.asarray(z @ self.weights + self.bias)
 
     def probability(self, x: np.ndarray) -> float:

@@ -136,6 +136,9 @@ class DomainSpace:
     def prototypes(self) -> tuple[np.ndarray, np.ndarray]:
         """The prototypes' vectors (read-only float32, one row each) and, per domain, the rows of
         its prototypes (:func:`prototype_rows`)."""
+        ready = self._matrix
+        if ready is not None:  # set once, never changed: every turn reads it without the lock
+            return ready
         with self._lock:
             if self._matrix is None:
                 key = _space_key(self.embedder)
