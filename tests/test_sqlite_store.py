@@ -134,3 +134,38 @@ def test_a_write_refreshes_the_profiles_of_the_actors_it_touches_and_keeps_the_o
         assert s.actor_profile("bob").mentions(["/facts/bob"], ["dinghy", "dawn"]) == {"dinghy", "dawn"}
         hits = s.search(SearchRequest("/facts/ann", s.embedder.embed(["basil"])[0], 5))
         assert [h.record.text for h in hits] == ["Ann keeps bees."]
+
+
+class _CommitsBeforeRows:
+    """A store connection on which another connection commits a record just before the search
+    matrix's rows are read (as a second worker process or a replica on the same file can)."""
+
+    def __init__(self, conn: sqlite3.Connection, commit) -> None:
+        self._conn, self._commit = conn, commit
+
+    def execute(self, sql: str, *args):
+        if sql.startswith("SELECT id, actor_id, embedding FROM records") and self._commit is not None:
+            commit, self._commit = self._commit, None
+            commit()
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
+
+
+def test_a_search_reads_its_matrix_from_one_snapshot_while_another_connection_writes(tmp_path, hashing):
+    """The matrix's count and rows come from one read transaction: a record another connection
+    commits between them is left for the next search, which sees it (before, the rows outnumbered
+    the matrix and the search raised IndexError: 4 turns of 18,000 failed open with two
+    ``recallwise serve`` workers on one file)."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    writer, reader = SQLiteStore(url, embedder=hashing), SQLiteStore(url, embedder=hashing)
+    writer.add_records([MemoryRecord("u", "/ns/u", f"record {i}", id=f"r{i}") for i in range(3)])
+    reader._conn = _CommitsBeforeRows(  # type: ignore[assignment]
+        reader._conn, lambda: writer.add_records([MemoryRecord("u", "/ns/u", "record late", id="late")])
+    )
+    query = hashing.embed(["record"])[0]
+    first = reader.search(SearchRequest("/ns/u", query, 10, actor_id="u"))
+    assert sorted(h.record.id for h in first) == ["r0", "r1", "r2"]
+    again = reader.search(SearchRequest("/ns/u", query, 10, actor_id="u"))
+    assert sorted(h.record.id for h in again) == ["late", "r0", "r1", "r2"]

@@ -476,22 +476,32 @@ class SQLiteStore(ClosesOnExit, ThreadedAsyncMethods):
         cached = self._matrices.get(namespace)
         if cached is not None:
             return cached
-        count = self._conn.execute(
-            "SELECT COUNT(*) FROM records WHERE namespace = ?", (namespace,)
-        ).fetchone()[0]
-        # Filled row by row from the cursor: no second copy of the vectors while building, so
-        # peak memory stays at the size of the matrix itself.
-        vectors = np.empty((count, self.embedder.dimension), dtype=np.float32)
-        ids: list[str] = []
-        actor_codes = np.empty(count, dtype=np.int32)
-        actors: dict[str, int] = {}
-        cursor = self._conn.execute(
-            "SELECT id, actor_id, embedding FROM records WHERE namespace = ? ORDER BY rowid", (namespace,)
-        )
-        for row_index, (record_id, actor_id, blob) in enumerate(cursor):
-            vectors[row_index] = np.frombuffer(blob, dtype=np.float32)
-            ids.append(record_id)
-            actor_codes[row_index] = actors.setdefault(actor_id, len(actors))
+        # The count and the rows from one snapshot: read in two autocommit statements, another
+        # connection's commit between them (a second worker process, a replica on the same file)
+        # made the rows outnumber the matrix, and the search failed (IndexError).
+        snapshot = not self._conn.in_transaction
+        if snapshot:
+            self._conn.execute("BEGIN")
+        try:
+            count = self._conn.execute(
+                "SELECT COUNT(*) FROM records WHERE namespace = ?", (namespace,)
+            ).fetchone()[0]
+            # Filled row by row from the cursor: no second copy of the vectors while building, so
+            # peak memory stays at the size of the matrix itself.
+            vectors = np.empty((count, self.embedder.dimension), dtype=np.float32)
+            ids: list[str] = []
+            actor_codes = np.empty(count, dtype=np.int32)
+            actors: dict[str, int] = {}
+            cursor = self._conn.execute(
+                "SELECT id, actor_id, embedding FROM records WHERE namespace = ? ORDER BY rowid", (namespace,)
+            )
+            for row_index, (record_id, actor_id, blob) in enumerate(cursor):
+                vectors[row_index] = np.frombuffer(blob, dtype=np.float32)
+                ids.append(record_id)
+                actor_codes[row_index] = actors.setdefault(actor_id, len(actors))
+        finally:
+            if snapshot:
+                self._conn.execute("COMMIT")  # a read: nothing to keep or undo
         matrix = _Matrix(ids, actor_codes, vectors, actors)
         self._matrices[namespace] = matrix
         return matrix
