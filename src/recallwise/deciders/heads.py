@@ -126,7 +126,7 @@ class SpaceWeights:
     """A head's weights for one embedding space.
 
     A logistic head: ``logits(x) = x @ weights + bias``. A head with a hidden layer (a small
-    multi-layer perceptron, ``hidden`` of shape inputs x units, stored as float32):
+    multi-layer perceptron, ``hidden`` of shape inputs x units, stored and held as float32):
     ``logits(x) = tanh(x @ hidden + hidden_bias) @ weights + bias``, the product ``x @ hidden``
     taken in float32 (the stored precision; the rest in float64).
     """
@@ -138,15 +138,14 @@ class SpaceWeights:
     n: int = 0
     hidden: np.ndarray | None = None
     hidden_bias: np.ndarray | None = None
-    #: the hidden layer in float32, as it is stored: a gate turn reads it from memory that other
-    #: work has evicted, and half the bytes are half that wait
-    _hidden32: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # held in float32, as it is stored (and fitted: tuning.gate_head): a gate turn reads it
+        # from memory that other work has evicted, and half the bytes are half that wait
         if self.hidden is not None:
-            hidden32 = np.ascontiguousarray(self.hidden, dtype=np.float32)
-            hidden32.flags.writeable = False
-            object.__setattr__(self, "_hidden32", hidden32)
+            hidden = np.ascontiguousarray(self.hidden, dtype=np.float32)
+            hidden.flags.writeable = False
+            object.__setattr__(self, "hidden", hidden)
 
     @property
     def inputs(self) -> int:
@@ -154,9 +153,9 @@ class SpaceWeights:
         return int(self.hidden.shape[0] if self.hidden is not None else self.weights.shape[0])
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        if self._hidden32 is not None:
+        if self.hidden is not None:
             # the product in float32 (the embedding's own precision), the rest in float64
-            units = np.asarray(x, dtype=np.float32) @ self._hidden32
+            units = np.asarray(x, dtype=np.float32) @ self.hidden
             z = np.tanh(units.astype(np.float64) + self.hidden_bias)
         else:
             z = np.asarray(x, dtype=np.float64)
@@ -323,7 +322,7 @@ def _parse(handle: Any, where: str, role: HeadRole | None, origin: str) -> Head:
         if (hidden is None) != (hidden_bias is None):
             raise UsageError(f"{where}: space {name!r} has half a hidden layer")
         if hidden is not None and hidden_bias is not None:
-            hidden = np.asarray(hidden, dtype=np.float64)
+            hidden = np.asarray(hidden, dtype=np.float32)
             hidden_bias = np.asarray(hidden_bias, dtype=np.float64)
             units = weights.shape[0]
             if (
